@@ -1,0 +1,157 @@
+import Foundation
+
+// The messages of the bus, grouped by who posts them. Each is a small value:
+// observers get a copy and never a reference into another part's state.
+
+// MARK: Posted by the record watcher
+
+/// Albums that are new or whose record changed: the coordinator makes sure each has its cover.
+public struct AlbumsUpdated: BusMessage {
+    public var albums: [Album]
+    public init(albums: [Album]) { self.albums = albums }
+}
+
+/// Albums whose records are gone: their covers leave the cache and any download stops.
+public struct AlbumsWithdrawn: BusMessage {
+    public var albums: [Album]
+    public init(albums: [Album]) { self.albums = albums }
+}
+
+/// An album in a record that was rejected; its siblings still load.
+public struct RecordRejected: BusMessage {
+    public var rejection: RecordRejection
+    public init(rejection: RecordRejection) { self.rejection = rejection }
+}
+
+/// A record file that could not be used at all.
+public struct RecordFileFailed: BusMessage {
+    public var error: RecordFileError
+    public init(error: RecordFileError) { self.error = error }
+}
+
+/// The same album id in two places; the first path in sort order wins.
+public struct DuplicateAlbumFound: BusMessage {
+    public var duplicate: DuplicateAlbum
+    public init(duplicate: DuplicateAlbum) { self.duplicate = duplicate }
+}
+
+/// A full pass over the records directory finished.
+public struct RecordScanCompleted: BusMessage {
+    public enum Reason: String, Sendable {
+        /// The first scan at start; albums known to the index but not seen now were deleted meanwhile.
+        case startup
+        /// After an inotify queue overflow.
+        case overflow
+        /// On SIGHUP.
+        case reload
+    }
+
+    public var reason: Reason
+    public var albumCount: Int
+    public var fileCount: Int
+    /// Every album id the records hold after the scan.
+    public var albumIDs: Set<AlbumID>
+
+    public init(reason: Reason, albumCount: Int, fileCount: Int, albumIDs: Set<AlbumID>) {
+        self.reason = reason
+        self.albumCount = albumCount
+        self.fileCount = fileCount
+        self.albumIDs = albumIDs
+    }
+}
+
+// MARK: Posted by the coordinator
+
+/// An album that the index did not know before.
+public struct AlbumAdded: BusMessage {
+    public var album: Album
+}
+
+/// An album whose record went away; it left the index and the cache.
+public struct AlbumRemoved: BusMessage {
+    public var id: AlbumID
+    public var record: String
+    public var coverURL: String
+}
+
+/// A cover stored in the cache.
+public struct CoverCached: BusMessage {
+    public var album: Album
+    public var path: String
+    public var bytes: Int
+    public var httpStatus: Int?
+    public var duration: Duration
+}
+
+/// A cover that could not be fetched or stored.
+public struct CoverFailed: BusMessage {
+    public var album: Album
+    public var reason: String
+    public var httpStatus: Int?
+    public var duration: Duration?
+    /// True when the album is now `failed`; false when it stays `pending` for a retry.
+    public var permanent: Bool
+    public var attempt: Int
+    public var retryAt: Date?
+}
+
+/// The counts behind `status` and systemd's `STATUS=` line.
+public struct SyncSummary: Sendable, Equatable {
+    public var albums: Int
+    public var cached: Int
+    public var pending: Int
+    public var failed: Int
+
+    public init(albums: Int = 0, cached: Int = 0, pending: Int = 0, failed: Int = 0) {
+        self.albums = albums
+        self.cached = cached
+        self.pending = pending
+        self.failed = failed
+    }
+
+    /// `<N> albums: <C> cached, <P> pending, <F> failed`, the contract's STATUS= format.
+    public var line: String { "\(albums) albums: \(cached) cached, \(pending) pending, \(failed) failed" }
+}
+
+/// The summary changed. Posted after every batch of state changes.
+public struct SyncProgress: BusMessage {
+    public var summary: SyncSummary
+    public init(summary: SyncSummary) { self.summary = summary }
+}
+
+// MARK: Posted by the daemon
+
+/// A step in the daemon's life, for the journal and for systemd.
+public struct LifecycleChanged: BusMessage {
+    public enum Phase: String, Sendable {
+        case started, ready, reloading, stopping
+    }
+
+    public var phase: Phase
+    public var detail: String
+
+    public init(_ phase: Phase, detail: String = "") {
+        self.phase = phase
+        self.detail = detail
+    }
+}
+
+/// SIGHUP: re-read the configuration, rescan records, retry failed covers.
+public struct ReloadRequested: BusMessage {
+    public var configuration: Configuration
+    public init(configuration: Configuration) { self.configuration = configuration }
+}
+
+// MARK: Posted by anyone
+
+/// Something went wrong that is not about one album: the index could not be
+/// written, a new configuration could not be applied.
+public struct OperationFailed: BusMessage {
+    public var operation: String
+    public var error: String
+
+    public init(operation: String, error: String) {
+        self.operation = operation
+        self.error = error
+    }
+}

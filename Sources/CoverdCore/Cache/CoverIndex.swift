@@ -1,0 +1,182 @@
+import Foundation
+import Synchronization
+
+/// The state of one album's cover (Three20's TTModel, reduced to what a user sees).
+public enum CoverState: String, Sendable, CaseIterable {
+    case pending, cached, failed
+}
+
+/// One album's row in the index: everything `status` shows and everything a
+/// restart needs to avoid downloading again.
+public struct IndexRow: Sendable, Equatable {
+    public var id: AlbumID
+    public var title: String
+    public var artist: String
+    public var year: String?
+    public var genre: String?
+    public var coverURL: String
+    public var record: String
+    public var state: CoverState
+    public var error: String?
+    public var attempts: Int
+    public var nextRetry: Date?
+    /// Size and modification time of the cached file, to notice it changed behind our back.
+    public var bytes: Int?
+    public var fileMTime: Int64?
+    public var httpStatus: Int?
+    public var updatedAt: Date
+
+    public init(album: Album, state: CoverState, updatedAt: Date) {
+        id = album.id
+        title = album.title
+        artist = album.artist
+        year = album.year
+        genre = album.genre
+        coverURL = album.coverURL.string
+        record = album.record
+        self.state = state
+        attempts = 0
+        self.updatedAt = updatedAt
+    }
+}
+
+/// A change to the index; many are applied in one transaction.
+public enum IndexChange: Sendable {
+    case upsert(IndexRow)
+    case delete(AlbumID)
+}
+
+/// The SQLite index in the cache directory (`index.sqlite3`).
+///
+/// Thread-safe: the connection is only used under the mutex. WAL mode lets
+/// `coverd status` read while the daemon writes.
+public final class CoverIndex: Sendable {
+    public static let fileName = "index.sqlite3"
+    public let path: String
+    private let connection: Mutex<SQLiteConnection>
+
+    public init(cacheDirectory: String, readOnly: Bool = false) throws(IndexError) {
+        path = join(cacheDirectory, CoverIndex.fileName)
+        let db = try SQLiteConnection(path: path, readOnly: readOnly)
+        if !readOnly {
+            try db.execute("PRAGMA journal_mode=WAL")
+            // NORMAL in WAL mode survives a process crash (kill -9); only a power
+            // loss can drop the last commits, which a restart re-derives.
+            try db.execute("PRAGMA synchronous=NORMAL")
+            try db.execute(CoverIndex.schema)
+        }
+        connection = Mutex(db)
+    }
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS albums (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL,
+            artist TEXT NOT NULL,
+            year TEXT,
+            genre TEXT,
+            cover_url TEXT NOT NULL,
+            record TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'cached', 'failed')),
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_retry REAL,
+            bytes INTEGER,
+            file_mtime INTEGER,
+            http_status INTEGER,
+            updated_at REAL NOT NULL
+        );
+        PRAGMA user_version = 1;
+        """
+
+    private static let columns =
+        "id, title, artist, year, genre, cover_url, record, state, error, attempts, next_retry, bytes, file_mtime, http_status, updated_at"
+
+    /// Every row, ordered by id.
+    public func rows() throws(IndexError) -> [IndexRow] {
+        try connection.withLock { db throws(IndexError) -> [IndexRow] in
+            var rows: [IndexRow] = []
+            let statement = try db.prepare("SELECT \(CoverIndex.columns) FROM albums ORDER BY id")
+            try statement.query { row in
+                guard let id = row.text(0), let url = row.text(5), let stateText = row.text(7),
+                    let state = CoverState(rawValue: stateText)
+                else { return }
+                rows.append(
+                    IndexRow(
+                        id: AlbumID(trusted: id), title: row.text(1) ?? "", artist: row.text(2) ?? "",
+                        year: row.text(3), genre: row.text(4), coverURL: url, record: row.text(6) ?? "",
+                        state: state, error: row.text(8), attempts: Int(row.integer(9) ?? 0),
+                        nextRetry: row.real(10).map { Date(timeIntervalSince1970: $0) },
+                        bytes: row.integer(11).map { Int($0) }, fileMTime: row.integer(12),
+                        httpStatus: row.integer(13).map { Int($0) },
+                        updatedAt: Date(timeIntervalSince1970: row.real(14) ?? 0)))
+            }
+            return rows
+        }
+    }
+
+    /// Applies `changes` in order, in one transaction.
+    public func apply(_ changes: [IndexChange]) throws(IndexError) {
+        guard !changes.isEmpty else { return }
+        try connection.withLock { db throws(IndexError) in
+            try db.execute("BEGIN IMMEDIATE")
+            do throws(IndexError) {
+                let upsert = try db.prepare(
+                    "INSERT OR REPLACE INTO albums (\(CoverIndex.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                let delete = try db.prepare("DELETE FROM albums WHERE id = ?")
+                for change in changes {
+                    switch change {
+                    case .upsert(let row): try upsert.run(CoverIndex.values(of: row))
+                    case .delete(let id): try delete.run([.text(id.rawValue)])
+                    }
+                }
+                try db.execute("COMMIT")
+            } catch {
+                do throws(IndexError) {
+                    try db.execute("ROLLBACK")
+                } catch let rollback {
+                    throw IndexError(
+                        operation: error.operation, path: error.path, code: error.code,
+                        message: "\(error.message); rollback also failed: \(rollback.message)")
+                }
+                throw error
+            }
+        }
+    }
+
+    private static func values(of row: IndexRow) -> [SQLiteValue] {
+        func text(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
+        func integer(_ value: Int?) -> SQLiteValue { value.map { .integer(Int64($0)) } ?? .null }
+        return [
+            .text(row.id.rawValue), .text(row.title), .text(row.artist), text(row.year), text(row.genre),
+            .text(row.coverURL), .text(row.record), .text(row.state.rawValue), text(row.error),
+            .integer(Int64(row.attempts)), row.nextRetry.map { .real($0.timeIntervalSince1970) } ?? .null,
+            integer(row.bytes), row.fileMTime.map { .integer($0) } ?? .null, integer(row.httpStatus),
+            .real(row.updatedAt.timeIntervalSince1970),
+        ]
+    }
+}
+
+extension IndexRow {
+    init(
+        id: AlbumID, title: String, artist: String, year: String?, genre: String?, coverURL: String, record: String,
+        state: CoverState, error: String?, attempts: Int, nextRetry: Date?, bytes: Int?, fileMTime: Int64?,
+        httpStatus: Int?, updatedAt: Date
+    ) {
+        self.id = id
+        self.title = title
+        self.artist = artist
+        self.year = year
+        self.genre = genre
+        self.coverURL = coverURL
+        self.record = record
+        self.state = state
+        self.error = error
+        self.attempts = attempts
+        self.nextRetry = nextRetry
+        self.bytes = bytes
+        self.fileMTime = fileMTime
+        self.httpStatus = httpStatus
+        self.updatedAt = updatedAt
+    }
+}

@@ -1,0 +1,140 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Size and modification time of a cached file, to tell whether it changed.
+public struct FileStamp: Sendable, Equatable {
+    public var bytes: Int
+    public var mtime: Int64  // nanoseconds since the epoch
+}
+
+/// A fully written, flushed temporary file waiting to be renamed into place.
+public struct TemporaryCover: Sendable {
+    public var path: String
+    public var bytes: Int
+}
+
+/// The `covers/` directory: `<id>.png` files that are always complete PNGs.
+///
+/// A cover is written to a hidden temporary file in the same directory,
+/// flushed with fsync, then renamed over `<id>.png`, and the directory is
+/// synced; a crash at any point leaves either the old file, the new file, or
+/// a temporary file that `removeLeftovers()` deletes at the next start.
+public struct CoverStore: Sendable {
+    public let directory: String
+
+    public init(cacheDirectory: String) {
+        directory = join(cacheDirectory, "covers")
+    }
+
+    public func path(for id: AlbumID) -> String {
+        join(directory, id.rawValue + ".png")
+    }
+
+    public func createDirectory() throws(SystemError) {
+        try makeDirectories(directory)
+    }
+
+    /// Temporary files are `.<id>.<random>.tmp`: hidden, and never `*.png`.
+    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
+
+    /// Deletes temporary files a crash left behind; returns their names.
+    public func removeLeftovers() -> [String] {
+        listNames().filter(CoverStore.isTemporary).filter { unlink(join(directory, $0)) == 0 }
+    }
+
+    /// Names of the entries in `covers/`.
+    public func listNames() -> [String] {
+        guard let dir = opendir(directory) else { return [] }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
+        let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("create", path: path) }
+        var failure: SystemError?
+        var written = 0
+        bytes.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let count = write(fd, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    failure = SystemError("write", path: path)
+                    return
+                }
+                written += count
+            }
+        }
+        if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: path) }
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+        return TemporaryCover(path: path, bytes: bytes.count)
+    }
+
+    /// Renames a temporary file to `<id>.png` and syncs the directory so the rename is durable.
+    public func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
+        let target = path(for: id)
+        guard rename(temporary.path, target) == 0 else {
+            let error = SystemError("rename", path: target)
+            unlink(temporary.path)
+            throw error
+        }
+        syncDirectory()
+        return stamp(for: id) ?? FileStamp(bytes: temporary.bytes, mtime: 0)
+    }
+
+    public func discard(_ temporary: TemporaryCover) {
+        unlink(temporary.path)
+    }
+
+    /// Removes `<id>.png`; a missing file is not an error.
+    @discardableResult
+    public func remove(_ id: AlbumID) -> Bool {
+        unlink(path(for: id)) == 0
+    }
+
+    public func stamp(for id: AlbumID) -> FileStamp? {
+        var info = stat()
+        guard lstat(path(for: id), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return FileStamp(bytes: Int(info.st_size), mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    public func read(_ id: AlbumID, limit: Int) throws(FileReadError) -> [UInt8] {
+        try readRegularFile(path(for: id), limit: limit)
+    }
+
+    private func syncDirectory() {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        fsync(fd)
+        close(fd)
+    }
+}
+
+/// `mkdir -p`.
+public func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+    var current = ""
+    for part in path.split(separator: "/") {
+        current += "/" + part
+        if mkdir(current, mode) != 0 && errno != EEXIST {
+            throw SystemError("mkdir", path: current)
+        }
+    }
+    var info = stat()
+    guard stat(path, &info) == 0 else { throw SystemError("stat", path: path) }
+    guard info.st_mode & S_IFMT == S_IFDIR else { throw SystemError("mkdir", path: path, code: ENOTDIR) }
+}

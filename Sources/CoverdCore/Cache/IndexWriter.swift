@@ -1,0 +1,69 @@
+import Dispatch
+import Synchronization
+
+/// Writes index changes off the caller's thread, batching whatever piled up
+/// into one transaction.
+///
+/// Ordering: changes are applied in the order they were submitted. A flush
+/// is scheduled as soon as the first change of a batch arrives, so under a
+/// light load every change is written at once and under a heavy load many
+/// share one commit. `flush()` waits until everything submitted is written.
+public final class IndexWriter: Sendable {
+    private let index: CoverIndex
+    private let queue = DispatchQueue(label: "coverd.index-writer")
+    private let pending = Mutex(Pending())
+    private let onError: @Sendable (IndexError) -> Void
+
+    private struct Pending {
+        var changes: [IndexChange] = []
+        var scheduled = false
+    }
+
+    public init(index: CoverIndex, onError: @escaping @Sendable (IndexError) -> Void) {
+        self.index = index
+        self.onError = onError
+    }
+
+    public func submit(_ changes: [IndexChange]) {
+        guard !changes.isEmpty else { return }
+        let schedule = pending.withLock { pending -> Bool in
+            pending.changes += changes
+            defer { pending.scheduled = true }
+            return !pending.scheduled
+        }
+        if schedule {
+            queue.async { self.writeBatch() }
+        }
+    }
+
+    /// Blocks until every change submitted so far is committed.
+    public func flush() {
+        queue.sync { self.writeBatch() }
+    }
+
+    private func writeBatch() {
+        let batch = pending.withLock { pending -> [IndexChange] in
+            defer {
+                pending.changes = []
+                pending.scheduled = false
+            }
+            return pending.changes
+        }
+        guard !batch.isEmpty else { return }
+        do {
+            try index.apply(batch)
+        } catch {
+            // Keep the batch (a full disk frees up; a locked database unlocks)
+            // and try again shortly; newer changes stay after it, in order.
+            onError(error)
+            let retry = pending.withLock { pending -> Bool in
+                pending.changes = batch + pending.changes
+                defer { pending.scheduled = true }
+                return !pending.scheduled
+            }
+            if retry {
+                queue.asyncAfter(deadline: .now() + .seconds(2)) { self.writeBatch() }
+            }
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import TOMLKit
+
+/// A configuration problem, with the file, line and key it is about.
+/// `coverd` exits with 78 (EX_CONFIG) on one.
+public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var line: Int
+    public var key: String?
+    public var message: String
+
+    public init(file: String, line: Int, key: String?, message: String) {
+        self.file = file
+        self.line = line
+        self.key = key
+        self.message = message
+    }
+
+    public var description: String {
+        "\(file):\(line): " + (key.map { "\($0): " } ?? "") + message
+    }
+}
+
+/// A scalar read from the TOML file, free of TOMLKit's types.
+enum ConfigValue: Sendable {
+    case string(String)
+    case integer(Int)
+    case real(Double)
+    case boolean(Bool)
+    case other(String)
+}
+
+/// Reads `coverd.toml` into a `Configuration`.
+///
+/// A missing default file means "all defaults"; a missing file that was asked
+/// for by name is an error. Unknown keys are errors too, so a typo never
+/// silently does nothing.
+public struct ConfigLoader: Sendable {
+    public var environment: [String: String]
+
+    public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
+        self.environment = environment
+    }
+
+    /// The file used when no `--config` is given.
+    public var defaultFile: String { DefaultPaths(environment: environment).configFile }
+
+    public func load(file explicitFile: String?) throws(ConfigError) -> Configuration {
+        var configuration = Configuration.defaults(environment: environment)
+        let file = explicitFile.map { resolvePath($0, relativeTo: FileManager.default.currentDirectoryPath, home: environment["HOME"]) } ?? defaultFile
+        guard FileManager.default.fileExists(atPath: file) else {
+            if explicitFile != nil {
+                throw ConfigError(file: file, line: 0, key: nil, message: "configuration file does not exist")
+            }
+            return configuration
+        }
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            throw ConfigError(file: file, line: 0, key: nil, message: "cannot read the configuration file: \(error.localizedDescription)")
+        }
+        try apply(text: text, file: file, to: &configuration)
+        configuration.file = file
+        return configuration
+    }
+
+    /// Applies the settings in `text` (read from `file`) over `configuration`.
+    public func apply(text: String, file: String, to configuration: inout Configuration) throws(ConfigError) {
+        let values: [(key: String, value: ConfigValue)]
+        do {
+            values = try ConfigLoader.flatten(text)
+        } catch let error as TOMLParseError {
+            throw ConfigError(file: file, line: error.source.begin.line, key: nil, message: "invalid TOML: \(error.description)")
+        } catch {
+            throw ConfigError(file: file, line: 1, key: nil, message: "invalid TOML: \(error)")
+        }
+        let locator = TOMLKeyLocator(text: text)
+        let baseDirectory = (file as NSString).deletingLastPathComponent
+        for (key, value) in values {
+            do {
+                try ConfigSchema.apply(key: key, value: value, to: &configuration, baseDirectory: baseDirectory, home: environment["HOME"])
+            } catch {
+                throw ConfigError(file: file, line: locator.line(of: key), key: key, message: error.message)
+            }
+        }
+    }
+
+    /// Every scalar in the document as (dotted key, value), in a stable order.
+    static func flatten(_ text: String) throws -> [(key: String, value: ConfigValue)] {
+        let table = try TOMLTable(string: text)
+        var result: [(key: String, value: ConfigValue)] = []
+        func walk(_ table: TOMLTable, prefix: String) {
+            for key in table.keys.sorted() {
+                guard let value = table[key] else { continue }
+                let dotted = prefix.isEmpty ? key : prefix + "." + key
+                if let child = value.table {
+                    walk(child, prefix: dotted)
+                } else if let int = value.int {
+                    result.append((dotted, .integer(int)))
+                } else if let double = value.double {
+                    result.append((dotted, .real(double)))
+                } else if let bool = value.bool {
+                    result.append((dotted, .boolean(bool)))
+                } else if let string = value.string {
+                    result.append((dotted, .string(string)))
+                } else {
+                    result.append((dotted, .other("\(value.type)")))
+                }
+            }
+        }
+        walk(table, prefix: "")
+        return result
+    }
+}
+
+/// Finds the line where a dotted key is set, for error messages. TOMLKit
+/// does not expose source positions of values, so this reads table headers
+/// and `key =` lines directly; it falls back to the table header, then line 1.
+struct TOMLKeyLocator {
+    private var lines: [(table: String, key: String?, line: Int)] = []
+
+    init(text: String) {
+        var table = ""
+        for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("[") {
+                let name = line.drop(while: { $0 == "[" }).prefix(while: { $0 != "]" })
+                table = TOMLKeyLocator.unquote(String(name))
+                lines.append((table, nil, offset + 1))
+            } else if let equals = line.firstIndex(of: "="), !line.hasPrefix("#") {
+                let key = TOMLKeyLocator.unquote(String(line[..<equals]))
+                lines.append((table, table.isEmpty ? key : table + "." + key, offset + 1))
+            }
+        }
+    }
+
+    func line(of key: String) -> Int {
+        if let match = lines.first(where: { $0.key == key }) { return match.line }
+        let table = key.split(separator: ".").dropLast().joined(separator: ".")
+        return lines.first(where: { $0.key == nil && $0.table == table })?.line ?? 1
+    }
+
+    private static func unquote(_ text: String) -> String {
+        text.split(separator: ".").map {
+            $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\"'"))
+        }.joined(separator: ".")
+    }
+}

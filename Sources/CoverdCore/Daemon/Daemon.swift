@@ -1,0 +1,147 @@
+import Dispatch
+import Foundation
+import Logging
+import Synchronization
+
+/// A start-up failure: what could not be done, and the errno behind it when there is one.
+public struct DaemonError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var errno: Int32?
+
+    public init(_ message: String, errno: Int32? = nil) {
+        self.message = message
+        self.errno = errno
+    }
+
+    public var description: String { message }
+}
+
+/// The composition root of `coverd run`: builds every part, wires them to
+/// one bus, and runs until SIGTERM or SIGINT.
+///
+/// Start order matters: the coordinator observes the bus before the watcher
+/// scans, so no album posted by the first scan is missed; `ready` is posted
+/// when the index is open, the records are scanned and the watch is armed,
+/// without waiting for downloads.
+public final class Daemon: Sendable {
+    private let bus: EventBus
+    private let logLevel: LogLevelSetting
+    private let reloadConfiguration: @Sendable () throws(ConfigError) -> Configuration
+    private let configuration: Mutex<Configuration>
+    private let stopRequested = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+
+    /// - Parameter reloadConfiguration: re-reads the configuration on SIGHUP
+    ///   (the same file and flags as at start).
+    public init(
+        configuration: Configuration, bus: EventBus, logLevel: LogLevelSetting,
+        reloadConfiguration: @escaping @Sendable () throws(ConfigError) -> Configuration
+    ) {
+        self.configuration = Mutex(configuration)
+        self.bus = bus
+        self.logLevel = logLevel
+        self.reloadConfiguration = reloadConfiguration
+    }
+
+    /// Runs until asked to stop; returns after a clean shutdown.
+    public func run() throws(DaemonError) {
+        let config = configuration.withLock { $0 }
+        bus.post(LifecycleChanged(.started, detail: "records \(config.recordsDirectory), cache \(config.cacheDirectory), \(CurlFetcher.libcurlVersion)"))
+
+        let store = CoverStore(cacheDirectory: config.cacheDirectory)
+        let index: CoverIndex
+        let rows: [IndexRow]
+        do {
+            try makeDirectories(config.cacheDirectory)
+            try store.createDirectory()
+        } catch {
+            throw DaemonError("cannot create the cache directory: \(error)", errno: error.code)
+        }
+        let leftovers = store.removeLeftovers()
+        if !leftovers.isEmpty {
+            bus.post(OperationFailed(operation: "finish writes interrupted by a crash", error: "removed \(leftovers.count) temporary file(s) from \(store.directory)"))
+        }
+        do {
+            index = try CoverIndex(cacheDirectory: config.cacheDirectory)
+            rows = try index.rows()
+        } catch {
+            throw DaemonError("cannot open the index: \(error)", errno: EIO)
+        }
+        let fetcher: CurlFetcher
+        do {
+            fetcher = try CurlFetcher(settings: config.fetch)
+        } catch {
+            throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
+        }
+        let bus = self.bus
+        let writer = IndexWriter(index: index) { error in
+            bus.post(OperationFailed(operation: "write the index", error: error.description))
+        }
+        let coordinator = CoverCoordinator(bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config)
+        coordinator.start(rows: rows)
+
+        let watcher: RecordWatcher
+        do {
+            watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
+        } catch {
+            fetcher.shutdown()
+            throw DaemonError("cannot watch the records directory: \(error)", errno: error.code)
+        }
+        let readyAfterReload = bus.observe(RecordScanCompleted.self, on: DispatchQueue(label: "coverd.lifecycle")) { message in
+            guard message.reason == .reload else { return }
+            bus.post(LifecycleChanged(.ready, detail: "\(message.albumCount) albums in \(message.fileCount) record files"))
+        }
+        watcher.start()
+        bus.post(LifecycleChanged(.ready, detail: "\(watcher.albumCount) albums from \(config.recordsDirectory)"))
+
+        let signals = SignalWatcher()
+        signals.on([SIGTERM, SIGINT]) { [weak self] _ in self?.requestStop() }
+        signals.on([SIGHUP]) { [weak self] _ in self?.reload() }
+        stopRequested.wait()
+
+        bus.post(LifecycleChanged(.stopping))
+        signals.cancel()
+        readyAfterReload.cancel()
+        watcher.stop()
+        coordinator.stop()
+        fetcher.shutdown()
+        coordinator.finish()
+        _ = store.removeLeftovers()
+    }
+
+    /// Asks `run()` to shut down; safe from any thread, more than once.
+    public func requestStop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        stopRequested.signal()
+    }
+
+    /// SIGHUP: a new configuration (or the old one, if the new one is
+    /// invalid), then the watcher rescans and the coordinator retries.
+    private func reload() {
+        guard !stopping.load(ordering: .acquiring) else { return }
+        bus.post(LifecycleChanged(.reloading))
+        let next: Configuration
+        do {
+            next = try reloadConfiguration()
+            let previous = configuration.withLock { $0 }
+            if next.cacheDirectory != previous.cacheDirectory || next.recordsDirectory != previous.recordsDirectory {
+                bus.post(OperationFailed(
+                    operation: "move the records or cache directory on reload",
+                    error: "a new records or cache directory takes effect at the next restart"))
+            }
+            configuration.withLock { $0 = Daemon.keepingDirectories(of: previous, next) }
+        } catch {
+            bus.post(OperationFailed(operation: "reload the configuration", error: "\(error); keeping the previous configuration"))
+        }
+        let current = configuration.withLock { $0 }
+        logLevel.current = current.logLevel
+        bus.post(ReloadRequested(configuration: current))
+    }
+
+    private static func keepingDirectories(of previous: Configuration, _ next: Configuration) -> Configuration {
+        var merged = next
+        merged.recordsDirectory = previous.recordsDirectory
+        merged.cacheDirectory = previous.cacheDirectory
+        return merged
+    }
+}

@@ -1,0 +1,114 @@
+import CCurl
+
+/// Process-wide libcurl initialisation, done once before any handle exists.
+enum CurlGlobal {
+    private static let initialised: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
+
+    static func ensureInitialised() {
+        precondition(initialised == CURLE_OK, "curl_global_init failed: \(String(cString: curl_easy_strerror(initialised)))")
+    }
+
+    /// libcurl's compiled-in CA bundle path, if it has one.
+    static var defaultCABundle: String? {
+        guard let info = coverd_curl_version_info(), let path = info.pointee.cainfo else { return nil }
+        return String(cString: path)
+    }
+
+    static var version: String { String(cString: curl_version()) }
+}
+
+/// A libcurl setup call that failed; only a programming error or an option
+/// this libcurl lacks can cause it.
+struct CurlSetupError: Error, CustomStringConvertible {
+    var option: String
+    var code: CURLcode
+    var description: String { "curl option \(option): \(String(cString: curl_easy_strerror(code)))" }
+}
+
+/// Owns one easy handle; cleans it up in `deinit`. Used only on the transfer thread.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+
+    init() {
+        CurlGlobal.ensureInitialised()
+        guard let handle = curl_easy_init() else {
+            preconditionFailure("curl_easy_init failed: out of memory")
+        }
+        self.handle = handle
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+    }
+
+    /// Back to defaults for reuse; keeps the handle's DNS and TLS session caches.
+    func reset() {
+        curl_easy_reset(handle)
+    }
+
+    func set(_ option: CURLoption, _ value: Int, _ name: String) throws(CurlSetupError) {
+        try check(coverd_easy_setopt_long(handle, option, value), name)
+    }
+
+    func set(_ option: CURLoption, offset value: Int64, _ name: String) throws(CurlSetupError) {
+        try check(coverd_easy_setopt_off(handle, option, curl_off_t(value)), name)
+    }
+
+    /// libcurl copies string options, so `value` need not outlive the call.
+    func set(_ option: CURLoption, _ value: String, _ name: String) throws(CurlSetupError) {
+        try check(coverd_easy_setopt_string(handle, option, value), name)
+    }
+
+    func set(_ option: CURLoption, pointer value: UnsafeMutableRawPointer?, _ name: String) throws(CurlSetupError) {
+        try check(coverd_easy_setopt_pointer(handle, option, value), name)
+    }
+
+    func set(_ option: CURLoption, callback: curl_write_callback, _ name: String) throws(CurlSetupError) {
+        try check(coverd_easy_setopt_write_function(handle, option, callback), name)
+    }
+
+    func info(long key: CURLINFO) -> Int {
+        var value = 0
+        return coverd_easy_getinfo_long(handle, key, &value) == CURLE_OK ? value : 0
+    }
+
+    func info(string key: CURLINFO) -> String? {
+        var value: UnsafeMutablePointer<CChar>?
+        guard coverd_easy_getinfo_string(handle, key, &value) == CURLE_OK, let value else { return nil }
+        return String(cString: value)
+    }
+
+    func info(pointer key: CURLINFO) -> UnsafeMutableRawPointer? {
+        var value: UnsafeMutableRawPointer?
+        return coverd_easy_getinfo_pointer(handle, key, &value) == CURLE_OK ? value : nil
+    }
+
+    private func check(_ code: CURLcode, _ name: String) throws(CurlSetupError) {
+        guard code == CURLE_OK else { throw CurlSetupError(option: name, code: code) }
+    }
+}
+
+/// Owns one multi handle; cleans it up in `deinit` after every easy handle was removed.
+final class CurlMulti {
+    let handle: UnsafeMutableRawPointer
+
+    init(settings: FetchSettings) {
+        CurlGlobal.ensureInitialised()
+        guard let handle = curl_multi_init() else {
+            preconditionFailure("curl_multi_init failed: out of memory")
+        }
+        self.handle = handle
+        apply(settings)
+    }
+
+    deinit {
+        curl_multi_cleanup(handle)
+    }
+
+    /// Connection limits; the admission queue enforces the same numbers per transfer.
+    func apply(_ settings: FetchSettings) {
+        coverd_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, settings.perHost)
+        coverd_multi_setopt_long(handle, CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.concurrency)
+        coverd_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, max(settings.concurrency * 2, 8))
+    }
+}

@@ -1,0 +1,61 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Fetches covers with libcurl: one multi handle on a dedicated transfer
+/// thread drives every transfer at once, with connection reuse, under the
+/// `concurrency` and `per_host` limits.
+///
+/// Thread-safe: every method only queues a command for the transfer thread
+/// and wakes it; completions are called on that thread and must return quickly.
+public final class CurlFetcher: CoverFetching {
+    private let inbox: TransferInbox
+    private let userAgent: String
+    private let stopped = DispatchSemaphore(value: 0)
+    private let isShutDown = Atomic<Bool>(false)
+
+    public init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
+        self.userAgent = userAgent
+        inbox = try TransferInbox()
+        let setup = try TransferSetup(settings: settings, userAgent: userAgent)
+        let inbox = self.inbox
+        let stopped = self.stopped
+        let thread = Thread {
+            TransferLoop(inbox: inbox, setup: setup).run()
+            stopped.signal()
+        }
+        thread.name = "coverd-transfers"
+        thread.start()
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        guard !isShutDown.load(ordering: .acquiring) else {
+            completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            return
+        }
+        inbox.send(.start(id, url, completion))
+    }
+
+    public func cancel(_ id: FetchID) {
+        inbox.send(.cancel(id))
+    }
+
+    /// Reads `ca_file` here, on the caller's thread, so that an unreadable
+    /// file is the caller's error and the running transfers keep the old settings.
+    public func apply(_ settings: FetchSettings) throws(SystemError) {
+        inbox.send(.settings(try TransferSetup(settings: settings, userAgent: userAgent)))
+    }
+
+    public func shutdown() {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        inbox.send(.shutdown)
+        stopped.wait()
+    }
+
+    /// The libcurl version line, for `--version` and the start-up log.
+    public static var libcurlVersion: String { CurlGlobal.version }
+}

@@ -1,0 +1,157 @@
+import CCurl
+import Foundation
+
+/// The transfer thread's state: one multi handle (one connection cache, as
+/// `curl -Z` uses), the active transfers, the admission queue and a pool of
+/// reusable easy handles. Created and used on the transfer thread only.
+final class TransferLoop {
+    private let inbox: TransferInbox
+    private var setup: TransferSetup
+    private let multi: CurlMulti
+    private var admission: AdmissionQueue<Waiting>
+    private var active: [FetchID: Transfer] = [:]
+    private var origins: [FetchID: String] = [:]
+    private var waiting: Set<FetchID> = []
+    private var pool: [CurlEasy] = []
+
+    private struct Waiting {
+        var id: FetchID
+        var url: CoverURL
+        var completion: @Sendable (FetchOutcome) -> Void
+    }
+
+    init(inbox: TransferInbox, setup: TransferSetup) {
+        self.inbox = inbox
+        self.setup = setup
+        multi = CurlMulti(settings: setup.settings)
+        admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
+    }
+
+    /// Runs until a `.shutdown` command; every fetch is completed before it returns.
+    func run() {
+        var running: Int32 = 0
+        while true {
+            for command in inbox.drain() {
+                if case .shutdown = command {
+                    cancelEverything()
+                    return
+                }
+                handle(command)
+            }
+            startAdmitted()
+            curl_multi_perform(multi.handle, &running)
+            collectFinished()
+            if admission.waitingCount > 0 && admission.activeCount < admission.concurrency {
+                startAdmitted()
+                curl_multi_perform(multi.handle, &running)
+            }
+            wait()
+        }
+    }
+
+    /// Blocks until a socket is ready, curl's next timeout, or a command
+    /// arrives. With nothing active there is no timeout at all: an idle
+    /// daemon sleeps here without waking.
+    private func wait() {
+        var timeout = Int32.max
+        if !active.isEmpty {
+            var curlTimeout = -1
+            curl_multi_timeout(multi.handle, &curlTimeout)
+            timeout = curlTimeout < 0 ? 1000 : Int32(min(curlTimeout, 1000))
+        }
+        var wakeFD = curl_waitfd(fd: inbox.wake.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
+        curl_multi_poll(multi.handle, &wakeFD, 1, timeout, nil)
+        if wakeFD.revents != 0 { inbox.wake.drain() }
+    }
+
+    private func handle(_ command: TransferCommand) {
+        switch command {
+        case .start(let id, let url, let completion):
+            waiting.insert(id)
+            admission.enqueue(Waiting(id: id, url: url, completion: completion), origin: url.origin)
+        case .cancel(let id):
+            if let transfer = active[id] {
+                finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+            } else if waiting.contains(id) {
+                // Left in the admission queue and skipped when its turn comes.
+                waiting.remove(id)
+            }
+        case .settings(let newSetup):
+            setup = newSetup
+            multi.apply(newSetup.settings)
+            admission.concurrency = newSetup.settings.concurrency
+            admission.perHost = newSetup.settings.perHost
+        case .shutdown:
+            break
+        }
+    }
+
+    private func startAdmitted() {
+        while let (next, origin) = admission.next().map({ ($0.item, $0.origin) }) {
+            guard waiting.remove(next.id) != nil else {
+                admission.finished(origin: origin)  // Cancelled while it waited.
+                next.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+                continue
+            }
+            let easy = pool.popLast() ?? CurlEasy()
+            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: setup.settings.maxBytes, completion: next.completion)
+            do {
+                try setup.configure(transfer)
+            } catch {
+                admission.finished(origin: origin)
+                recycle(easy)
+                next.completion(.failure(FetchFailure(kind: .other, message: error.description)))
+                continue
+            }
+            let code = curl_multi_add_handle(multi.handle, easy.handle)
+            guard code == CURLM_OK else {
+                admission.finished(origin: origin)
+                recycle(easy)
+                next.completion(.failure(FetchFailure(kind: .other, message: String(cString: curl_multi_strerror(code)))))
+                continue
+            }
+            active[next.id] = transfer
+            origins[next.id] = origin
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi.handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easyHandle = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            coverd_easy_getinfo_pointer(easyHandle, CURLINFO_PRIVATE, &pointer)
+            guard let pointer else { continue }
+            let transfer = Transfer.from(pointer)
+            finish(transfer, with: setup.outcome(of: transfer, code: code, now: Date()))
+        }
+    }
+
+    /// Removes a transfer from the multi handle and reports its outcome. The
+    /// easy handle is removed before the transfer is released, so libcurl
+    /// never calls back into a freed object.
+    private func finish(_ transfer: Transfer, with outcome: FetchOutcome) {
+        curl_multi_remove_handle(multi.handle, transfer.easy.handle)
+        active[transfer.id] = nil
+        if let origin = origins.removeValue(forKey: transfer.id) { admission.finished(origin: origin) }
+        recycle(transfer.easy)
+        transfer.completion(outcome)
+    }
+
+    private func recycle(_ easy: CurlEasy) {
+        guard pool.count < admission.concurrency else { return }
+        easy.reset()
+        pool.append(easy)
+    }
+
+    private func cancelEverything() {
+        for transfer in Array(active.values) {
+            finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        }
+        for item in admission.removeWaiting(where: { _ in true }) {
+            item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        }
+        waiting.removeAll()
+    }
+}

@@ -1,0 +1,118 @@
+import Dispatch
+import Foundation
+import Logging
+
+/// Logs what happens, by observing the bus: every rejected record, every
+/// album added or removed, every cover cached or failed, each with the
+/// structured fields of contract §6 (`event`, `album_id`, `record`, `url`,
+/// `http_status`, `bytes`, `duration_ms`, `error`) as metadata.
+///
+/// One observer per message type on one serial queue, so lines keep the
+/// order in which their messages were posted from any one thread.
+public final class EventLogger: Sendable {
+    private let queue = DispatchQueue(label: "coverd.log")
+    private let tokens: [ObservationToken]
+
+    public init(bus: EventBus, logger: Logger) {
+        let queue = self.queue
+        func on<Message: BusMessage>(_ type: Message.Type, _ body: @escaping @Sendable (Message) -> Void) -> ObservationToken {
+            bus.observe(type, on: queue, handler: body)
+        }
+        tokens = [
+            on(LifecycleChanged.self) { EventLogger.log(logger, $0) },
+            on(RecordRejected.self) { message in
+                let rejection = message.rejection
+                logger.warning(
+                    "rejected album in \(rejection.record): \(rejection.position): \(rejection.error)",
+                    metadata: ["event": "record_invalid", "record": "\(rejection.record)", "error": "\(rejection.error)"])
+            },
+            on(RecordFileFailed.self) { message in
+                logger.warning(
+                    "cannot use record file \(message.error.path): \(message.error.reason)",
+                    metadata: ["event": "record_invalid", "record": "\(message.error.path)", "error": "\(message.error.reason)"])
+            },
+            on(DuplicateAlbumFound.self) { message in
+                let duplicate = message.duplicate
+                logger.warning(
+                    "album \(duplicate.id) appears twice: using \(duplicate.kept), ignoring \(duplicate.ignored)",
+                    metadata: ["event": "record_invalid", "album_id": "\(duplicate.id)", "record": "\(duplicate.ignored)",
+                               "error": "duplicate album id"])
+            },
+            on(AlbumAdded.self) { message in
+                let album = message.album
+                logger.info(
+                    "album \(album.id) added: \(album.artist) – \(album.title) (\(album.record))",
+                    metadata: ["event": "album_added", "album_id": "\(album.id)", "record": "\(album.record)",
+                               "url": "\(album.coverURL)"])
+            },
+            on(AlbumRemoved.self) { message in
+                logger.info(
+                    "album \(message.id) removed: its record is gone",
+                    metadata: ["event": "album_removed", "album_id": "\(message.id)", "record": "\(message.record)",
+                               "url": "\(message.coverURL)"])
+            },
+            on(CoverCached.self) { message in
+                let milliseconds = message.duration.milliseconds
+                var metadata: Logger.Metadata = [
+                    "event": "cover_cached", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
+                    "url": "\(message.album.coverURL)", "bytes": "\(message.bytes)", "duration_ms": "\(milliseconds)",
+                ]
+                if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+                logger.info(
+                    "cached cover for album \(message.album.id): \(message.bytes) bytes from \(message.album.coverURL) in \(milliseconds) ms",
+                    metadata: metadata)
+            },
+            on(CoverFailed.self) { EventLogger.log(logger, $0) },
+            on(OperationFailed.self) { message in
+                logger.error("cannot \(message.operation): \(message.error)", metadata: ["error": "\(message.error)"])
+            },
+            on(SyncProgress.self) { message in
+                logger.debug("\(message.summary.line)")
+            },
+        ]
+    }
+
+    /// Waits until every message posted so far is logged.
+    public func flush() {
+        queue.sync {}
+    }
+
+    private static func log(_ logger: Logger, _ message: LifecycleChanged) {
+        let text: String
+        switch message.phase {
+        case .started: text = "coverd \(CoverdVersion.string) starting"
+        case .ready: text = "ready"
+        case .reloading: text = "reloading"
+        case .stopping: text = "stopping"
+        }
+        let line = message.detail.isEmpty ? text : "\(text): \(message.detail)"
+        logger.notice("\(line)", metadata: ["event": "\(message.phase.rawValue)"])
+    }
+
+    private static func log(_ logger: Logger, _ message: CoverFailed) {
+        var metadata: Logger.Metadata = [
+            "event": "cover_failed", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
+            "url": "\(message.album.coverURL)", "error": "\(message.reason)",
+        ]
+        if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+        if let duration = message.duration { metadata["duration_ms"] = "\(duration.milliseconds)" }
+        let wait = message.retryAt.map { describeDelay($0.timeIntervalSinceNow) } ?? "later"
+        if message.permanent {
+            logger.error(
+                "cover for album \(message.album.id) failed: \(message.reason) (\(message.album.coverURL)); next try in \(wait)",
+                metadata: metadata)
+        } else {
+            logger.warning(
+                "cover for album \(message.album.id) not fetched (attempt \(message.attempt)): \(message.reason) (\(message.album.coverURL)); retrying in \(wait)",
+                metadata: metadata)
+        }
+    }
+
+    static func describeDelay(_ seconds: TimeInterval) -> String {
+        let value = max(0, seconds)
+        if value < 10 { return String(format: "%.1f s", value) }
+        if value < 120 { return "\(Int(value.rounded())) s" }
+        if value < 7200 { return "\(Int((value / 60).rounded())) min" }
+        return "\(Int((value / 3600).rounded())) h"
+    }
+}

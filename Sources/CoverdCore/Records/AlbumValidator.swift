@@ -1,0 +1,123 @@
+/// Limits applied to record files and the albums in them.
+public struct RecordLimits: Sendable, Equatable {
+    /// Larger files are refused without being parsed.
+    public var maxFileBytes: Int = 16 * 1024 * 1024
+    /// Deeper JSON is refused (albums need depth 3).
+    public var maxDepth: Int = 32
+    public var maxTextLength: Int = 1024
+    public var maxURLLength: Int = 4096
+
+    public init() {}
+}
+
+/// A field value as found in a record, whatever the record's format.
+public enum RecordFieldValue: Sendable, Equatable {
+    case string(String)
+    case integer(Int)
+    case null
+    /// Any other type; the payload names it for the error message.
+    case other(String)
+
+    var typeDescription: String {
+        switch self {
+        case .string: return "a string"
+        case .integer: return "an integer"
+        case .null: return "null"
+        case .other(let name): return name
+        }
+    }
+}
+
+/// Turns the fields of one album, from JSON or from an archive, into a valid
+/// `Album` or the first reason it is not one.
+public struct AlbumValidator: Sendable {
+    public var limits: RecordLimits
+
+    public init(limits: RecordLimits = RecordLimits()) {
+        self.limits = limits
+    }
+
+    public func album(
+        from fields: [String: RecordFieldValue], record: String, position: String
+    ) throws(AlbumFieldError) -> Album {
+        let title = try requiredText(fields, ["title", "album"])
+        let artist = try requiredText(fields, ["artist"])
+        let urlText = try requiredText(fields, ["cover_url", "coverUrl"], trim: false)
+        let url = try CoverURL(validating: urlText, maxLength: limits.maxURLLength)
+        let year = try optionalYear(fields["year"])
+        let genre = try optionalText(fields["genre"], name: "genre")
+        let id: AlbumID
+        switch fields["id"] {
+        case nil, .null?: id = AlbumID.derived(artist: artist, title: title)
+        case .string(let text)?: id = try AlbumID(validating: text)
+        case let other?: throw .wrongType(field: "id", expected: "a string", found: other.typeDescription)
+        }
+        return Album(
+            id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url,
+            record: record, position: position)
+    }
+
+    /// The first of `names` that is present (aliases), as a non-empty string.
+    private func requiredText(
+        _ fields: [String: RecordFieldValue], _ names: [String], trim: Bool = true
+    ) throws(AlbumFieldError) -> String {
+        guard let name = names.first(where: { fields[$0] != nil && fields[$0] != .null }),
+            let value = fields[name]
+        else {
+            throw .missingField(names[0])
+        }
+        guard case .string(let raw) = value else {
+            throw .wrongType(field: name, expected: "a string", found: value.typeDescription)
+        }
+        return try checkedText(raw, name: name, trim: trim, limit: names[0] == "cover_url" ? limits.maxURLLength : limits.maxTextLength)
+    }
+
+    private func optionalText(_ value: RecordFieldValue?, name: String) throws(AlbumFieldError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .string(let raw)?:
+            let text = try checkedText(raw, name: name, trim: true, limit: limits.maxTextLength, allowEmpty: true)
+            return text.isEmpty ? nil : text
+        case let other?: throw .wrongType(field: name, expected: "a string", found: other.typeDescription)
+        }
+    }
+
+    private func optionalYear(_ value: RecordFieldValue?) throws(AlbumFieldError) -> String? {
+        switch value {
+        case nil, .null?: return nil
+        case .integer(let number)?:
+            guard (0...99_999).contains(number) else {
+                throw .wrongType(field: "year", expected: "a year between 0 and 99999", found: String(number))
+            }
+            return String(number)
+        case .string(let raw)?:
+            let text = try checkedText(raw, name: "year", trim: true, limit: 32, allowEmpty: true)
+            return text.isEmpty ? nil : text
+        case let other?: throw .wrongType(field: "year", expected: "a string or an integer", found: other.typeDescription)
+        }
+    }
+
+    private func checkedText(
+        _ raw: String, name: String, trim: Bool, limit: Int, allowEmpty: Bool = false
+    ) throws(AlbumFieldError) -> String {
+        // Count before trimming so a 1 MiB string costs one pass, not several.
+        let length = raw.unicodeScalars.count
+        guard length <= limit else { throw .tooLong(field: name, length: length, limit: limit) }
+        if raw.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            throw .controlCharacters(field: name)
+        }
+        let text = trim ? raw.trimmingWhitespace : raw
+        if text.isEmpty && !allowEmpty { throw .emptyField(name) }
+        return text
+    }
+}
+
+extension String {
+    var trimmingWhitespace: String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !$0.properties.isWhitespace }),
+            let last = scalars.lastIndex(where: { !$0.properties.isWhitespace })
+        else { return "" }
+        return String(scalars[first...last])
+    }
+}

@@ -1,0 +1,152 @@
+/// The same album id found in more than one place; `kept` wins, `ignored` is skipped.
+public struct DuplicateAlbum: Sendable, Equatable {
+    public var id: AlbumID
+    public var kept: String
+    public var ignored: String
+}
+
+/// The net difference a catalog update (or a batch of them) made to the
+/// effective album set: for each touched id, the album before and after.
+/// Folding changes in order keeps the net effect, so an album removed and
+/// added back in one batch (a rename) is no change at all.
+public struct CatalogChange: Sendable, Equatable {
+    private var order: [AlbumID] = []
+    private var entries: [AlbumID: Transition] = [:]
+    public var duplicates: [DuplicateAlbum] = []
+
+    struct Transition: Sendable, Equatable {
+        var before: Album?
+        var after: Album?
+    }
+
+    public init() {}
+
+    /// Albums that are new or whose effective record changed (content or file).
+    public var upserted: [Album] {
+        order.compactMap { id in
+            guard let entry = entries[id], let after = entry.after, after != entry.before else { return nil }
+            return after
+        }
+    }
+
+    public var removed: [Album] {
+        order.compactMap { id in
+            guard let entry = entries[id], entry.after == nil else { return nil }
+            return entry.before
+        }
+    }
+
+    public var isEmpty: Bool { upserted.isEmpty && removed.isEmpty && duplicates.isEmpty }
+
+    mutating func record(_ id: AlbumID, before: Album?, after: Album?) {
+        if var entry = entries[id] {
+            entry.after = after
+            entries[id] = entry
+        } else {
+            order.append(id)
+            entries[id] = Transition(before: before, after: after)
+        }
+    }
+
+    public mutating func merge(_ other: CatalogChange) {
+        for id in other.order {
+            guard let transition = other.entries[id] else { continue }
+            record(id, before: transition.before, after: transition.after)
+        }
+        duplicates += other.duplicates
+    }
+}
+
+/// Which albums each record file holds, and which album wins when an id appears twice.
+///
+/// The rule is deterministic and independent of the order files were read:
+/// the file whose path sorts first wins, and within a file the first entry.
+/// Not thread-safe: owned by the watcher's queue.
+public struct RecordCatalog: Sendable {
+    private var files: [String: [AlbumID: Album]] = [:]  // first entry per id
+    private var claims: [AlbumID: [String]] = [:]  // sorted paths holding the id
+    private var effective: [AlbumID: Album] = [:]
+
+    public init() {}
+
+    public var albumCount: Int { effective.count }
+    public var fileCount: Int { files.count }
+    public var paths: [String] { Array(files.keys) }
+    public func album(_ id: AlbumID) -> Album? { effective[id] }
+    public var albums: [Album] { Array(effective.values) }
+    public func contains(path: String) -> Bool { files[path] != nil }
+
+    /// Replaces what `path` holds.
+    public mutating func update(path: String, albums: [Album]) -> CatalogChange {
+        var change = CatalogChange()
+        var seen: [AlbumID: Album] = [:]
+        for album in albums {
+            if let first = seen[album.id] {
+                change.duplicates.append(DuplicateAlbum(id: album.id, kept: "\(path): \(first.position)", ignored: "\(path): \(album.position)"))
+                continue
+            }
+            seen[album.id] = album
+        }
+        let oldIDs = Set((files[path] ?? [:]).keys)
+        files[path] = seen
+        for id in oldIDs where seen[id] == nil { unclaim(id, path: path) }
+        for id in seen.keys where !oldIDs.contains(id) { claim(id, path: path) }
+        // File order first, then the albums the file no longer holds: changes come out in a stable order.
+        var touched = albums.map(\.id).filter { seen[$0] != nil }
+        touched += oldIDs.filter { seen[$0] == nil }.sorted()
+        var settled: Set<AlbumID> = []
+        for id in touched where settled.insert(id).inserted {
+            settle(id, into: &change, reportDuplicateFor: seen[id] != nil && !oldIDs.contains(id) ? path : nil)
+        }
+        return change
+    }
+
+    /// Forgets `path`, as when its file was deleted or moved away.
+    public mutating func remove(path: String) -> CatalogChange {
+        guard let albums = files.removeValue(forKey: path) else { return CatalogChange() }
+        var change = CatalogChange()
+        for id in albums.keys {
+            unclaim(id, path: path)
+            settle(id, into: &change, reportDuplicateFor: nil)
+        }
+        return change
+    }
+
+    /// Forgets every file under `directory` (a directory deleted or moved away).
+    public mutating func remove(under directory: String) -> CatalogChange {
+        let prefix = directory.hasSuffix("/") ? directory : directory + "/"
+        var change = CatalogChange()
+        for path in files.keys where path.hasPrefix(prefix) {
+            change.merge(remove(path: path))
+        }
+        return change
+    }
+
+    private mutating func claim(_ id: AlbumID, path: String) {
+        var holders = claims[id] ?? []
+        let index = holders.firstIndex(where: { $0 > path }) ?? holders.count
+        holders.insert(path, at: index)
+        claims[id] = holders
+    }
+
+    private mutating func unclaim(_ id: AlbumID, path: String) {
+        guard var holders = claims[id] else { return }
+        holders.removeAll { $0 == path }
+        claims[id] = holders.isEmpty ? nil : holders
+    }
+
+    /// Recomputes the winner for `id` and records the difference.
+    private mutating func settle(_ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?) {
+        let winner = claims[id]?.first.flatMap { holder in files[holder]?[id] }
+        let before = effective[id]
+        if let path, let holders = claims[id], holders.count > 1, let winner {
+            let loser = path == winner.record ? holders[1] : path
+            let loserPosition = files[loser]?[id]?.position ?? ""
+            change.duplicates.append(
+                DuplicateAlbum(id: id, kept: "\(winner.record): \(winner.position)", ignored: "\(loser): \(loserPosition)"))
+        }
+        guard before != winner else { return }
+        effective[id] = winner
+        change.record(id, before: before, after: winner)
+    }
+}

@@ -1,0 +1,70 @@
+/// Why one album in a record was rejected. Its siblings still load.
+public enum AlbumFieldError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notAnObject(found: String)
+    case missingField(String)
+    case wrongType(field: String, expected: String, found: String)
+    case emptyField(String)
+    case tooLong(field: String, length: Int, limit: Int)
+    case controlCharacters(field: String)
+    case invalidURL(String)
+    case invalidID(String)
+
+    public var description: String {
+        switch self {
+        case .notAnObject(let found): return "expected an album object, found \(found)"
+        case .missingField(let field): return "missing required field '\(field)'"
+        case .wrongType(let field, let expected, let found): return "'\(field)' must be \(expected), found \(found)"
+        case .emptyField(let field): return "'\(field)' is empty"
+        case .tooLong(let field, let length, let limit): return "'\(field)' is \(length) characters long (limit \(limit))"
+        case .controlCharacters(let field): return "'\(field)' contains control characters"
+        case .invalidURL(let reason): return "'cover_url' \(reason)"
+        case .invalidID(let text):
+            return "'id' \"\(text)\" is not a valid id (letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128)"
+        }
+    }
+}
+
+/// An album that was rejected, with where it was in its file.
+public struct RecordRejection: Sendable, Equatable, CustomStringConvertible {
+    public var record: String
+    public var position: String
+    public var error: AlbumFieldError
+
+    public var description: String { "\(record): \(position): \(error)" }
+}
+
+/// Why a whole record file could not be used. Albums it held before stay
+/// until it is fixed or deleted.
+public enum RecordFileError: Error, Sendable, Equatable, CustomStringConvertible {
+    case cannotOpen(path: String, errno: Int32)
+    case notRegularFile(path: String, kind: String)
+    case tooLarge(path: String, size: Int, limit: Int)
+    case readFailed(path: String, errno: Int32)
+    case invalidJSON(path: String, JSONSyntaxError)
+    case unexpectedShape(path: String, reason: String)
+    case invalidArchive(path: String, reason: String)
+
+    public var path: String {
+        switch self {
+        case .cannotOpen(let path, _), .notRegularFile(let path, _), .tooLarge(let path, _, _),
+            .readFailed(let path, _), .invalidJSON(let path, _), .unexpectedShape(let path, _),
+            .invalidArchive(let path, _):
+            return path
+        }
+    }
+
+    /// The reason alone, without the path (the log line carries the path as a field).
+    public var reason: String {
+        switch self {
+        case .cannotOpen(_, let code): return "cannot open: \(SystemError.describe(code))"
+        case .notRegularFile(_, let kind): return "not a regular file (\(kind)); ignored"
+        case .tooLarge(_, let size, let limit): return "file is too large (\(size) bytes, limit \(limit))"
+        case .readFailed(_, let code): return "cannot read: \(SystemError.describe(code))"
+        case .invalidJSON(_, let error): return "not valid JSON: \(error)"
+        case .unexpectedShape(_, let reason): return reason
+        case .invalidArchive(_, let reason): return "not a valid album archive: \(reason)"
+        }
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}

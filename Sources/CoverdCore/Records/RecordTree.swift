@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// What a pass over the records produced, for the watcher to post.
+struct RecordTreeOutput {
+    var change = CatalogChange()
+    var rejections: [RecordRejection] = []
+    var fileErrors: [RecordFileError] = []
+    var problems: [SystemError] = []
+    var overflowed = false
+}
+
+/// The records directory as the watcher knows it: the catalog of albums by
+/// file, the inotify watches, and each file's identity at its last read (so a
+/// rescan after an overflow only re-reads what changed).
+/// Not thread-safe: owned by the watcher's queue.
+struct RecordTree {
+    let root: String
+    var reader: RecordFileReader
+    let inotify: Inotify
+    private(set) var catalog = RecordCatalog()
+    private var signatures: [String: FileSignature] = [:]
+
+    struct FileSignature: Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var mtime: Int64
+    }
+
+    init(root: String, reader: RecordFileReader) throws(SystemError) {
+        self.root = root
+        self.reader = reader
+        inotify = try Inotify()
+    }
+
+    /// Watches and reads the whole tree. `force` re-reads unchanged files too (reload).
+    mutating func scan(force: Bool, into output: inout RecordTreeOutput) {
+        var seen: Set<String> = []
+        scanDirectory(root, force: force, seen: &seen, into: &output)
+        for path in catalog.paths where !seen.contains(path) {
+            output.change.merge(catalog.remove(path: path))
+        }
+        signatures = signatures.filter { seen.contains($0.key) }
+    }
+
+    /// Applies queued inotify events.
+    mutating func drainEvents(into output: inout RecordTreeOutput) {
+        let (events, overflowed) = inotify.readEvents()
+        if overflowed { output.overflowed = true }
+        for event in events {
+            if event.name.isEmpty {
+                if event.path == root && (event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF)) {
+                    output.problems.append(SystemError("watch", path: root, code: ENOENT))
+                }
+                continue
+            }
+            if event.name.hasPrefix(".") { continue }
+            if event.isDirectory {
+                if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
+                    var seen: Set<String> = []
+                    scanDirectory(event.path, force: true, seen: &seen, into: &output)
+                } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
+                    inotify.unwatch(under: event.path)
+                    output.change.merge(catalog.remove(under: event.path))
+                    signatures = signatures.filter { !$0.key.hasPrefix(event.path + "/") }
+                }
+                continue
+            }
+            guard let kind = RecordFileKind(fileName: event.name) else { continue }
+            if event.has(IN_CLOSE_WRITE) || event.has(IN_MOVED_TO) {
+                read(event.path, kind: kind, into: &output)
+            } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
+                forget(event.path, into: &output)
+            } else if event.has(IN_CREATE) && isCompleteOnCreation(event.path) {
+                // A symbolic link or a hard link is complete when it appears; no close-after-write follows.
+                read(event.path, kind: kind, into: &output)
+            }
+        }
+    }
+
+    private mutating func scanDirectory(_ directory: String, force: Bool, seen: inout Set<String>, into output: inout RecordTreeOutput) {
+        // Watch first, then list: a file created in between is seen by one or the other.
+        do {
+            try inotify.watch(directory)
+        } catch {
+            output.problems.append(error)
+        }
+        guard let dir = opendir(directory) else {
+            output.problems.append(SystemError("opendir", path: directory))
+            return
+        }
+        var entries: [(name: String, type: UInt8)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if !name.hasPrefix(".") { entries.append((name, entry.pointee.d_type)) }
+        }
+        closedir(dir)
+        for (name, type) in entries.sorted(by: { $0.name < $1.name }) {
+            let path = directory + "/" + name
+            var entryType = type
+            if entryType == UInt8(DT_UNKNOWN) {
+                var info = stat()
+                guard lstat(path, &info) == 0 else { continue }
+                entryType = info.st_mode & S_IFMT == S_IFDIR ? UInt8(DT_DIR) : UInt8(DT_REG)
+            }
+            if entryType == UInt8(DT_DIR) {
+                scanDirectory(path, force: force, seen: &seen, into: &output)
+            } else if let kind = RecordFileKind(fileName: name) {
+                seen.insert(path)
+                if force || signature(of: path) != signatures[path] || !catalog.contains(path: path) {
+                    read(path, kind: kind, into: &output)
+                }
+            }
+        }
+    }
+
+    /// Reads one record file into the catalog. A file that cannot be used
+    /// keeps the albums it held before; one that vanished is forgotten.
+    private mutating func read(_ path: String, kind: RecordFileKind, into output: inout RecordTreeOutput) {
+        let identity = signature(of: path)
+        do {
+            let contents = try reader.read(path, kind: kind)
+            output.change.merge(catalog.update(path: path, albums: contents.albums))
+            output.rejections += contents.rejections
+        } catch {
+            if case .cannotOpen(_, let code) = error, code == ENOENT {
+                forget(path, into: &output)
+                return
+            }
+            output.fileErrors.append(error)
+        }
+        signatures[path] = identity
+    }
+
+    private mutating func forget(_ path: String, into output: inout RecordTreeOutput) {
+        signatures[path] = nil
+        output.change.merge(catalog.remove(path: path))
+    }
+
+    private func signature(of path: String) -> FileSignature? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileSignature(
+            device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+            mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    private func isCompleteOnCreation(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFLNK || info.st_nlink > 1
+    }
+}

@@ -1,0 +1,88 @@
+import Dispatch
+import Synchronization
+
+/// Reads the album records and follows them with inotify, posting what
+/// changed on the bus: `AlbumsUpdated`, `AlbumsWithdrawn`, rejections and
+/// scan completions. It never talks to the coordinator directly.
+///
+/// Threading: all file reading and catalog work happens on the watcher's
+/// serial queue; the tree lives behind a mutex only that queue takes.
+public final class RecordWatcher: Sendable {
+    private let bus: EventBus
+    private let queue = DispatchQueue(label: "coverd.records")
+    private let tree: Mutex<RecordTree>
+    private let source: Mutex<(any DispatchSourceRead)?> = Mutex(nil)
+    private let reloadObservation: Mutex<ObservationToken?> = Mutex(nil)
+
+    public init(directory: String, limits: RecordLimits, bus: EventBus) throws(SystemError) {
+        self.bus = bus
+        try makeDirectories(directory)
+        tree = Mutex(try RecordTree(root: normalisePath(directory), reader: RecordFileReader(limits: limits)))
+    }
+
+    /// Scans the records, arms the watch, and returns once both are done
+    /// (the moment systemd may be told the daemon is ready).
+    public func start() {
+        queue.sync {
+            rescan(reason: .startup)
+            let fd = tree.withLock { $0.inotify.descriptor }
+            source.withLock { source in
+                let reader = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+                reader.setEventHandler { [weak self] in self?.drain() }
+                reader.resume()
+                source = reader
+            }
+        }
+        let token = bus.observe(ReloadRequested.self, on: queue) { [weak self] message in
+            self?.tree.withLock { $0.reader.limits = message.configuration.records }
+            self?.rescan(reason: .reload)
+        }
+        reloadObservation.withLock { $0 = token }
+    }
+
+    /// Stops watching; events after this are not read.
+    public func stop() {
+        reloadObservation.withLock { $0?.cancel() }
+        queue.sync {
+            source.withLock { source in
+                source?.cancel()
+                source = nil
+            }
+        }
+    }
+
+    /// How many albums the records hold now.
+    public var albumCount: Int {
+        queue.sync { tree.withLock { $0.catalog.albumCount } }
+    }
+
+    private func drain() {
+        var output = RecordTreeOutput()
+        tree.withLock { $0.drainEvents(into: &output) }
+        publish(output)
+        if output.overflowed {
+            rescan(reason: .overflow)
+        }
+    }
+
+    private func rescan(reason: RecordScanCompleted.Reason) {
+        var output = RecordTreeOutput()
+        let (albums, files) = tree.withLock { tree in
+            tree.scan(force: reason == .reload, into: &output)
+            return (Set(tree.catalog.albums.map(\.id)), tree.catalog.fileCount)
+        }
+        publish(output)
+        bus.post(RecordScanCompleted(reason: reason, albumCount: albums.count, fileCount: files, albumIDs: albums))
+    }
+
+    private func publish(_ output: RecordTreeOutput) {
+        for error in output.fileErrors { bus.post(RecordFileFailed(error: error)) }
+        for rejection in output.rejections { bus.post(RecordRejected(rejection: rejection)) }
+        for duplicate in output.change.duplicates { bus.post(DuplicateAlbumFound(duplicate: duplicate)) }
+        for problem in output.problems { bus.post(OperationFailed(operation: "watch the records", error: problem.description)) }
+        let removed = output.change.removed
+        if !removed.isEmpty { bus.post(AlbumsWithdrawn(albums: removed)) }
+        let upserted = output.change.upserted
+        if !upserted.isEmpty { bus.post(AlbumsUpdated(albums: upserted)) }
+    }
+}

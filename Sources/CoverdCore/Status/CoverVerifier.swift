@@ -1,0 +1,72 @@
+import Foundation
+
+/// One cover that failed verification.
+public struct VerifyProblem: Sendable, Equatable {
+    public var path: String
+    public var reason: String
+}
+
+/// What `coverd verify` found.
+public struct VerifyReport: Sendable {
+    public var checked = 0
+    public var problems: [VerifyProblem] = []
+    /// Index rows marked failed so that the daemon fetches them again on its next reload.
+    public var marked = 0
+}
+
+/// Checks every PNG under `covers/` with the full validator (CRCs included)
+/// and every cached album's file for presence. Corrupt or missing covers are
+/// marked `failed` in the index; the daemon refetches them on reload.
+public struct CoverVerifier: Sendable {
+    public var limits: ImageLimits
+    public var maxBytes: Int
+
+    public init(limits: ImageLimits, maxBytes: Int) {
+        self.limits = limits
+        self.maxBytes = maxBytes
+    }
+
+    public func verify(cacheDirectory: String) throws(IndexError) -> VerifyReport {
+        let store = CoverStore(cacheDirectory: cacheDirectory)
+        let indexPath = join(cacheDirectory, CoverIndex.fileName)
+        let index = FileManager.default.fileExists(atPath: indexPath) ? try CoverIndex(cacheDirectory: cacheDirectory) : nil
+        let rows = try index?.rows() ?? []
+        var report = VerifyReport()
+        var bad: [AlbumID: String] = [:]
+        let validator = PNGValidator(limits: limits)
+        for name in store.listNames().sorted() where name.hasSuffix(".png") {
+            let path = join(store.directory, name)
+            report.checked += 1
+            let reason: String
+            do {
+                _ = try validator.validate(try readRegularFile(path, limit: maxBytes))
+                continue
+            } catch let error as PNGValidationError {
+                reason = error.description
+            } catch let error as FileReadError {
+                reason = "cannot read: \(error)"
+            } catch {
+                reason = "\(error)"
+            }
+            report.problems.append(VerifyProblem(path: path, reason: reason))
+            let id = String(name.dropLast(4))
+            if AlbumID.isValid(id) { bad[AlbumID(trusted: id)] = reason }
+        }
+        for row in rows where row.state == .cached && store.stamp(for: row.id) == nil {
+            let path = store.path(for: row.id)
+            report.problems.append(VerifyProblem(path: path, reason: "missing (the index says cached)"))
+            bad[row.id] = "missing"
+        }
+        let changes: [IndexChange] = rows.compactMap { row in
+            guard row.state == .cached, let reason = bad[row.id] else { return nil }
+            var marked = row
+            marked.state = .failed
+            marked.error = "cached cover is corrupt: \(reason); it is fetched again on the next reload"
+            marked.updatedAt = Date()
+            return .upsert(marked)
+        }
+        try index?.apply(changes)
+        report.marked = changes.count
+        return report
+    }
+}

@@ -1,0 +1,62 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why a file could not be read whole.
+public enum FileReadError: Error, Sendable, Equatable {
+    case cannotOpen(errno: Int32)
+    case notRegularFile(kind: String)
+    case tooLarge(size: Int, limit: Int)
+    case readFailed(errno: Int32)
+}
+
+/// Reads a whole regular file of at most `limit` bytes.
+///
+/// Opened non-blocking, so a FIFO can never hang the caller; anything that is
+/// not a regular file (after following symbolic links; a loop fails with
+/// ELOOP) is refused before a byte is read.
+public func readRegularFile(_ path: String, limit: Int) throws(FileReadError) -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    guard fd >= 0 else { throw .cannotOpen(errno: errno) }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw .readFailed(errno: errno) }
+    guard info.st_mode & S_IFMT == S_IFREG else { throw .notRegularFile(kind: fileKindName(info.st_mode)) }
+    let size = Int(info.st_size)
+    guard size <= limit else { throw .tooLarge(size: size, limit: limit) }
+    // One byte more than the file's size: a file that grew since fstat is still read whole or caught.
+    var bytes = [UInt8](repeating: 0, count: size + 1)
+    var filled = 0
+    while true {
+        if filled == bytes.count {
+            guard bytes.count <= limit else { throw .tooLarge(size: filled, limit: limit) }
+            bytes.append(contentsOf: repeatElement(0, count: min(64 * 1024, limit + 1 - bytes.count)))
+        }
+        let count = bytes.withUnsafeMutableBytes { buffer in
+            read(fd, buffer.baseAddress! + filled, buffer.count - filled)
+        }
+        if count < 0 {
+            if errno == EINTR { continue }
+            throw .readFailed(errno: errno)
+        }
+        if count == 0 { break }
+        filled += count
+    }
+    guard filled <= limit else { throw .tooLarge(size: filled, limit: limit) }
+    bytes.removeSubrange(filled...)
+    return bytes
+}
+
+func fileKindName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFIFO: return "a FIFO"
+    case S_IFDIR: return "a directory"
+    case S_IFCHR: return "a character device"
+    case S_IFBLK: return "a block device"
+    case S_IFSOCK: return "a socket"
+    case S_IFLNK: return "a symbolic link"
+    default: return "a special file"
+    }
+}

@@ -1,0 +1,5 @@
+/// coverd's version, shown by `--version` and sent as `User-Agent: coverd/<version>`.
+public enum CoverdVersion {
+    public static let string = "0.1.0"
+    public static var userAgent: String { "coverd/\(string)" }
+}

@@ -1,0 +1,211 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The facade (BlueLibrary's `LibraryAPI`): observes album updates on the bus,
+/// checks the cache, hands downloads to the fetcher, has bodies validated and
+/// written off its queue, records every state change in the index and posts
+/// the outcomes back on the bus.
+///
+/// Threading: every decision runs on one serial queue, through `SyncPlanner`;
+/// fetch completions and prepared files hop back onto it. Validation and
+/// writing run on a few worker queues so a slow disk never delays decisions.
+public final class CoverCoordinator: Sendable {
+    private let bus: EventBus
+    private let fetcher: any CoverFetching
+    private let index: CoverIndex
+    private let writer: IndexWriter
+    private let store: CoverStore
+    private let queue = DispatchQueue(label: "coverd.coordinator")
+    private let workers: [DispatchQueue]
+    private let state: Mutex<State>
+    private let timer: Mutex<QueueTimer?> = Mutex(nil)
+
+    private struct State {
+        var planner: SyncPlanner
+        var configuration: Configuration
+        var scheduledWakeUp: Date?
+        var lastSummary: SyncSummary?
+        var observations: [ObservationToken] = []
+        var stopped = false
+    }
+
+    public init(
+        bus: EventBus, fetcher: any CoverFetching, index: CoverIndex, writer: IndexWriter, store: CoverStore,
+        configuration: Configuration
+    ) {
+        self.bus = bus
+        self.fetcher = fetcher
+        self.index = index
+        self.writer = writer
+        self.store = store
+        let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
+        state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
+    }
+
+    /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
+    public func start(rows: [IndexRow]) {
+        state.withLock { $0.planner.load(rows) }
+        let observations = [
+            bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
+                self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
+            },
+            bus.observe(AlbumsWithdrawn.self, on: queue) { [weak self] message in
+                self?.run { planner, files, _ in planner.withdraw(message.albums.map(\.id), files: files) }
+            },
+            bus.observe(RecordScanCompleted.self, on: queue) { [weak self] message in
+                self?.scanCompleted(message)
+            },
+            bus.observe(ReloadRequested.self, on: queue) { [weak self] message in
+                self?.reconfigure(message.configuration)
+            },
+        ]
+        state.withLock { $0.observations = observations }
+        let timer = QueueTimer(queue: queue) { [weak self] in
+            // Re-armed on every firing: the wall clock may lag the timer's monotonic clock.
+            self?.run(rearm: true) { planner, _, now in planner.timerFired(now: now) }
+        }
+        self.timer.withLock { $0 = timer }
+    }
+
+    /// Stops taking work and waits until decisions in flight are done. The
+    /// fetcher must be shut down after this, and `finish()` called last.
+    public func stop() {
+        let observations = state.withLock { state -> [ObservationToken] in
+            state.stopped = true
+            defer { state.observations = [] }
+            return state.observations
+        }
+        observations.forEach { $0.cancel() }
+        queue.sync { timer.withLock { $0?.cancel() } }
+    }
+
+    /// After the fetcher stopped: lets prepared files land (or be discarded)
+    /// and flushes the index, so nothing temporary or unrecorded remains.
+    public func finish() {
+        for worker in workers { worker.sync {} }
+        queue.sync {}
+        writer.flush()
+    }
+
+    public var summary: SyncSummary {
+        state.withLock { $0.planner.summary }
+    }
+
+    // MARK: Running the planner
+
+    /// Runs one planner step on the coordinator's queue and performs its effects.
+    private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let (effects, summary, wakeUp, changedWakeUp, configuration) = state.withLock { state in
+            let files = StoreCoverFiles(store: store, limits: state.configuration.images, maxBytes: state.configuration.fetch.maxBytes)
+            let effects = step(&state.planner, files, Date())
+            let summary = state.planner.summary
+            let newSummary = summary != state.lastSummary ? summary : nil
+            state.lastSummary = summary
+            let wakeUp = state.planner.nextWakeUp()
+            let changed = rearm || wakeUp != state.scheduledWakeUp
+            state.scheduledWakeUp = wakeUp
+            return (effects, newSummary, wakeUp, changed, state.configuration)
+        }
+        perform(effects, configuration: configuration)
+        if changedWakeUp {
+            let delay = wakeUp.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSinceNow) * 1000).rounded(.up))) }
+            timer.withLock { $0?.arm(after: delay) }
+        }
+        if let summary { bus.post(SyncProgress(summary: summary)) }
+    }
+
+    private func perform(_ effects: [SyncEffect], configuration: Configuration) {
+        var changes: [IndexChange] = []
+        for effect in effects {
+            switch effect {
+            case .fetch(let id, let url):
+                fetcher.fetch(id, url: url) { [weak self] outcome in
+                    guard let self else { return }
+                    self.queue.async {
+                        self.run { planner, _, now in planner.fetchFinished(id, url: url, outcome: outcome, now: now) }
+                    }
+                }
+            case .cancelFetch(let id):
+                fetcher.cancel(id)
+            case .prepare(let request):
+                prepare(request, pipeline: CoverImagePipeline(limits: configuration.images))
+            case .index(let change):
+                changes.append(change)
+            case .post(let message):
+                bus.post(message)
+            }
+        }
+        writer.submit(changes)
+    }
+
+    /// Validates a body and writes one temporary file per album on a worker queue.
+    private func prepare(_ request: PrepareRequest, pipeline: CoverImagePipeline) {
+        let worker = workers[Int(request.fetchID.rawValue % UInt64(workers.count))]
+        let store = self.store
+        worker.async { [weak self] in
+            let result = CoverCoordinator.prepareFiles(request, pipeline: pipeline, store: store)
+            guard let self else { return }
+            self.queue.async {
+                self.run { planner, files, now in
+                    planner.prepared(request.fetchID, url: request.url, result: result, now: now, files: files)
+                }
+            }
+        }
+    }
+
+    static func prepareFiles(_ request: PrepareRequest, pipeline: CoverImagePipeline, store: CoverStore) -> Result<PreparedFiles, PrepareFailure> {
+        let cover: PreparedCover
+        do {
+            cover = try pipeline.prepare(request.body.bytes)
+        } catch {
+            return .failure(.image(error))
+        }
+        var temporaries: [AlbumID: TemporaryCover] = [:]
+        for id in request.albums {
+            do {
+                temporaries[id] = try store.writeTemporary(cover.png, for: id)
+            } catch {
+                temporaries.values.forEach(store.discard)
+                return .failure(.storage(error))
+            }
+        }
+        return .success(PreparedFiles(
+            temporaries: temporaries, bytes: cover.png.count, httpStatus: request.body.httpStatus,
+            duration: request.body.duration))
+    }
+
+    // MARK: Scans and reloads
+
+    private func scanCompleted(_ message: RecordScanCompleted) {
+        run { planner, files, _ in planner.scanCompleted(message.reason, ids: message.albumIDs, files: files) }
+        guard message.reason == .reload else { return }
+        // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
+        let flagged: Set<AlbumID>
+        writer.flush()
+        do {
+            flagged = Set(try index.rows().filter { $0.state != .cached }.map(\.id))
+        } catch {
+            bus.post(OperationFailed(operation: "read the index for reload", error: error.description))
+            flagged = []
+        }
+        run { planner, files, now in
+            let cached = flagged.filter { planner.tracked[$0]?.state == .cached }
+            return planner.retryAll(now: now, files: files, flagged: cached)
+        }
+    }
+
+    private func reconfigure(_ configuration: Configuration) {
+        do {
+            try fetcher.apply(configuration.fetch)
+        } catch {
+            bus.post(OperationFailed(operation: "apply the new fetch settings", error: error.description))
+        }
+        state.withLock { state in
+            state.configuration = configuration
+            state.planner.policy = configuration.retry
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// `CoverFiles` on the real `covers/` directory.
+struct StoreCoverFiles: CoverFiles, Sendable {
+    let store: CoverStore
+    let limits: ImageLimits
+    let maxBytes: Int
+
+    /// An unchanged file (same size and mtime as the index recorded) is
+    /// trusted without reading it, so a restart over 100,000 cached covers
+    /// costs 100,000 `lstat`s; anything else is read and validated.
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+        guard let stamp = store.stamp(for: id) else { return .missing }
+        if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return .valid(stamp) }
+        let bytes: [UInt8]
+        do {
+            bytes = try store.read(id, limit: maxBytes)
+        } catch {
+            return .invalid("cannot read it: \(error)")
+        }
+        do {
+            _ = try PNGValidator(limits: limits).validate(bytes)
+            return .valid(stamp)
+        } catch {
+            return .invalid(error.description)
+        }
+    }
+
+    func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
+        try store.commit(temporary, as: id)
+    }
+
+    func discard(_ temporary: TemporaryCover) {
+        store.discard(temporary)
+    }
+
+    func remove(_ id: AlbumID) {
+        store.remove(id)
+    }
+
+    func path(for id: AlbumID) -> String {
+        store.path(for: id)
+    }
+}

@@ -1,0 +1,165 @@
+import Foundation
+
+extension SyncPlanner {
+    /// A download ended. Stale outcomes (a job cancelled or restarted since) are ignored.
+    public mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
+        guard var job = jobs[url], job.phase == .fetching(fetchID) else { return [] }
+        switch outcome {
+        case .success(let body):
+            job.phase = .storing(fetchID)
+            jobs[url] = job
+            return [.prepare(PrepareRequest(fetchID: fetchID, url: url, body: body, albums: job.waiters.sorted()))]
+        case .failure(let failure):
+            if failure.kind == .cancelled { return [] }
+            var effects: [SyncEffect] = []
+            fail(url, message: failure.message, permanent: !failure.isTransient, retryAfter: failure.retryAfter,
+                 httpStatus: failure.httpStatus, duration: failure.duration, storage: false, now: now, effects: &effects)
+            return effects
+        }
+    }
+
+    /// Temporary files were written for a download, or preparing it failed.
+    /// Files are renamed into place only for albums that still want this URL.
+    public mutating func prepared(
+        _ fetchID: FetchID, url: CoverURL, result: Result<PreparedFiles, PrepareFailure>, now: Date, files: some CoverFiles
+    ) -> [SyncEffect] {
+        guard var job = jobs[url], job.phase == .storing(fetchID) else {
+            if case .success(let prepared) = result { prepared.temporaries.values.forEach(files.discard) }
+            return []
+        }
+        var effects: [SyncEffect] = []
+        let prepared: PreparedFiles
+        switch result {
+        case .failure(let failure):
+            let permanent: Bool
+            if case .image = failure { permanent = true } else { permanent = false }
+            job.waiters.formUnion(job.lateWaiters)
+            job.lateWaiters = []
+            jobs[url] = job
+            fail(url, message: failure.message, permanent: permanent, retryAfter: nil, httpStatus: nil,
+                 duration: nil, storage: !permanent, now: now, effects: &effects)
+            return effects
+        case .success(let files):
+            prepared = files
+        }
+        var unstored: Set<AlbumID> = job.lateWaiters
+        var storageError: SystemError?
+        for (id, temporary) in prepared.temporaries.sorted(by: { $0.key < $1.key }) {
+            guard var entry = tracked[id], entry.album.coverURL == url, job.waiters.contains(id) else {
+                files.discard(temporary)
+                continue
+            }
+            do {
+                entry.stamp = try files.commit(temporary, as: id)
+            } catch {
+                storageError = error
+                unstored.insert(id)
+                continue
+            }
+            entry.error = nil
+            entry.attempts = 0
+            entry.nextRetry = nil
+            entry.httpStatus = prepared.httpStatus
+            setState(&entry, .cached)
+            tracked[id] = entry
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            effects.append(.post(CoverCached(
+                album: entry.album, path: files.path(for: id), bytes: prepared.bytes,
+                httpStatus: prepared.httpStatus, duration: prepared.duration)))
+        }
+        // Waiters that got no file (they joined late, or a rename failed) go round again.
+        unstored.formUnion(job.waiters.filter { prepared.temporaries[$0] == nil })
+        jobs[url] = nil
+        guard !unstored.isEmpty else { return effects }
+        if let storageError {
+            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID))
+            fail(url, message: PrepareFailure.storage(storageError).message, permanent: false, retryAfter: nil,
+                 httpStatus: nil, duration: nil, storage: true, now: now, effects: &effects)
+        } else {
+            for id in unstored.sorted() { attach(id, to: url, now: now, effects: &effects) }
+        }
+        return effects
+    }
+
+    /// Jobs whose retry time has come start again.
+    public mutating func timerFired(now: Date) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        while let entry = retries.earliest, entry.due <= now {
+            _ = retries.pop()
+            guard var job = jobs[entry.url], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
+            let fetchID = newFetchID()
+            job.phase = .fetching(fetchID)
+            jobs[entry.url] = job
+            effects.append(.fetch(fetchID, entry.url))
+        }
+        return effects
+    }
+
+    /// On reload: every waiting job starts now, and cached files that went
+    /// missing or were found corrupt (by `coverd verify`) are fetched again.
+    public mutating func retryAll(now: Date, files: some CoverFiles, flagged: Set<AlbumID>) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
+        for id in tracked.keys.sorted() {
+            guard var entry = tracked[id], entry.state == .cached else { continue }
+            let expected = flagged.contains(id) ? nil : row(for: id, now: now)
+            switch files.check(id, expected: expected) {
+            case .valid(let stamp):
+                if stamp != entry.stamp || flagged.contains(id) {
+                    entry.stamp = stamp
+                    tracked[id] = entry
+                    effects.append(.index(.upsert(row(for: id, now: now))))
+                }
+                continue
+            case .missing:
+                entry.error = "cached cover was missing"
+            case .invalid(let reason):
+                entry.error = "cached cover was corrupt: \(reason)"
+            }
+            entry.stamp = nil
+            setState(&entry, .pending)
+            tracked[id] = entry
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            attach(id, to: entry.album.coverURL, now: now, effects: &effects)
+        }
+        return effects
+    }
+
+    /// Records a failed attempt for every album waiting on `url` and schedules the next one.
+    private mutating func fail(
+        _ url: CoverURL, message: String, permanent: Bool, retryAfter: Duration?, httpStatus: Int?,
+        duration: Duration?, storage: Bool, now: Date, effects: inout [SyncEffect]
+    ) {
+        guard var job = jobs[url] else { return }
+        job.attempts += 1
+        let delay: Duration
+        if permanent {
+            delay = policy.failedInterval
+        } else if let retryAfter {
+            // Honour the server, within reason: never sooner than half the first backoff, never beyond the failed interval.
+            delay = min(max(retryAfter, policy.initialDelay / 2), policy.failedInterval)
+        } else {
+            let backoff = Backoff(policy: policy).delay(attempt: job.attempts, unit: random())
+            delay = storage ? min(backoff, policy.storageMaxDelay) : backoff
+        }
+        let due = now.addingTimeInterval(delay.seconds)
+        let token = newToken()
+        job.phase = .waiting(until: due, token: token)
+        job.lastFailure = (message, permanent, httpStatus)
+        jobs[url] = job
+        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+        for id in job.waiters.sorted() {
+            guard var entry = tracked[id] else { continue }
+            entry.error = message
+            entry.attempts = job.attempts
+            entry.nextRetry = due
+            entry.httpStatus = httpStatus
+            if permanent { setState(&entry, .failed) }
+            tracked[id] = entry
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            effects.append(.post(CoverFailed(
+                album: entry.album, reason: message, httpStatus: httpStatus, duration: duration,
+                permanent: permanent, attempt: job.attempts, retryAt: due)))
+        }
+    }
+}

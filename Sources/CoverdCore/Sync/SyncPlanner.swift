@@ -1,0 +1,242 @@
+import Foundation
+
+/// The coordinator's decisions, as a state machine: which albums exist, the
+/// state of each cover, and one job per URL (however many albums share it).
+///
+/// Events go in (albums updated or withdrawn, fetches and stores finished,
+/// timers due); effects come out (fetch, cancel, prepare, index, post) for
+/// the coordinator to perform. File checks and renames go through
+/// `CoverFiles`. Not thread-safe: the coordinator calls it from one queue.
+public struct SyncPlanner {
+    var tracked: [AlbumID: TrackedAlbum] = [:]
+    var jobs: [CoverURL: CoverJob] = [:]
+    /// Rows from the index not yet matched by a record in this run.
+    var persisted: [AlbumID: IndexRow] = [:]
+    var retries = RetryHeap()
+    private(set) var summary = SyncSummary()
+    var policy: RetryPolicy
+    var random: () -> Double
+    private var nextFetch: UInt64 = 0
+    private var nextToken: UInt64 = 0
+
+    public init(policy: RetryPolicy, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
+        self.policy = policy
+        self.random = random
+    }
+
+    /// What the index remembers from earlier runs.
+    public mutating func load(_ rows: [IndexRow]) {
+        for row in rows { persisted[row.id] = row }
+    }
+
+    /// The earliest time a waiting job is due, if any.
+    public mutating func nextWakeUp() -> Date? {
+        while let entry = retries.earliest {
+            if case .waiting(_, let token)? = jobs[entry.url]?.phase, token == entry.token { return entry.due }
+            _ = retries.pop()
+        }
+        return nil
+    }
+
+    // MARK: Records
+
+    /// New or changed albums. A cached album with an unchanged URL costs nothing.
+    public mutating func update(_ albums: [Album], now: Date, files: some CoverFiles) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        for album in albums {
+            if var current = tracked[album.id] {
+                if current.album.coverURL != album.coverURL {
+                    detach(album.id, from: current.album.coverURL, effects: &effects)
+                    files.remove(album.id)
+                    current.album = album
+                    current.attempts = 0
+                    current.error = nil
+                    current.stamp = nil
+                    current.nextRetry = nil
+                    setState(&current, .pending)
+                    tracked[album.id] = current
+                    attach(album.id, to: album.coverURL, now: now, effects: &effects)
+                } else if current.album.differsInContent(from: album) {
+                    current.album = album
+                    tracked[album.id] = current
+                    if current.state == .failed { retryNow(album.coverURL, now: now, effects: &effects) }
+                } else {
+                    current.album = album  // Only the record file or position moved.
+                    tracked[album.id] = current
+                }
+                effects.append(.index(.upsert(row(for: album.id, now: now))))
+                continue
+            }
+            let previous = persisted.removeValue(forKey: album.id)
+            if previous == nil { effects.append(.post(AlbumAdded(album: album))) }
+            track(album, previous: previous, now: now, files: files, effects: &effects)
+        }
+        return effects
+    }
+
+    /// Albums whose records are gone: forgotten, their covers deleted.
+    public mutating func withdraw(_ ids: [AlbumID], files: some CoverFiles) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        for id in ids {
+            guard let current = tracked.removeValue(forKey: id) else { continue }
+            adjust(current.state, by: -1)
+            detach(id, from: current.album.coverURL, effects: &effects)
+            files.remove(id)
+            effects.append(.index(.delete(id)))
+            effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL.string)))
+        }
+        return effects
+    }
+
+    /// A full scan finished. After the first one, index rows no record
+    /// claimed belong to albums deleted while the daemon was stopped.
+    public mutating func scanCompleted(_ reason: RecordScanCompleted.Reason, ids: Set<AlbumID>, files: some CoverFiles) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        for row in persisted.values.sorted(by: { $0.id < $1.id }) {
+            files.remove(row.id)
+            effects.append(.index(.delete(row.id)))
+            effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
+        }
+        persisted = [:]
+        if reason != .startup {
+            effects += withdraw(tracked.keys.filter { !ids.contains($0) }.sorted(), files: files)
+        }
+        return effects
+    }
+
+    // MARK: Starting an album
+
+    private mutating func track(_ album: Album, previous: IndexRow?, now: Date, files: some CoverFiles, effects: inout [SyncEffect]) {
+        var entry = TrackedAlbum(album: album, state: .pending)
+        adjust(.pending, by: 1)
+        defer { effects.append(.index(.upsert(self.row(for: album.id, now: now)))) }
+        guard let row = previous, row.coverURL == album.coverURL.string else {
+            if previous != nil { files.remove(album.id) }  // A cover of the old URL.
+            tracked[album.id] = entry
+            attach(album.id, to: album.coverURL, now: now, effects: &effects)
+            return
+        }
+        entry.attempts = row.attempts
+        entry.error = row.error
+        entry.httpStatus = row.httpStatus
+        // A cached row, or a pending one whose file was renamed into place
+        // just before a crash: a valid file on disk is adopted, not fetched.
+        if row.state != .failed, case .valid(let stamp) = files.check(album.id, expected: row.state == .cached ? row : nil) {
+            entry.stamp = stamp
+            entry.error = nil
+            entry.attempts = 0
+            setState(&entry, .cached)
+            tracked[album.id] = entry
+            return
+        }
+        let recordChanged = row.title != album.title || row.artist != album.artist || row.year != album.year || row.genre != album.genre
+        if row.state == .failed {
+            setState(&entry, .failed)
+        }
+        tracked[album.id] = entry
+        if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
+            wait(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
+        } else {
+            attach(album.id, to: album.coverURL, now: now, effects: &effects)
+        }
+    }
+
+    /// Adds an album to its URL's job, starting a fetch if none is under way.
+    mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[url] else {
+            let fetchID = newFetchID()
+            jobs[url] = CoverJob(url: url, waiters: [id], phase: .fetching(fetchID))
+            effects.append(.fetch(fetchID, url))
+            return
+        }
+        switch job.phase {
+        case .storing: job.lateWaiters.insert(id)
+        case .fetching: job.waiters.insert(id)
+        case .waiting:
+            job.waiters.insert(id)
+            if let failure = job.lastFailure, var entry = tracked[id] {
+                entry.error = failure.message
+                entry.attempts = job.attempts
+                if failure.permanent { setState(&entry, .failed) }
+                tracked[id] = entry
+            }
+        }
+        jobs[url] = job
+    }
+
+    /// Adds an album whose retry time is still ahead (from the index) to a waiting job.
+    private mutating func wait(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
+        if jobs[url] != nil {
+            attach(id, to: url, now: due, effects: &effects)
+            return
+        }
+        let token = newToken()
+        jobs[url] = CoverJob(url: url, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
+        tracked[id]?.nextRetry = due
+        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+    }
+
+    /// Removes an album from its job; a job nobody waits for is cancelled.
+    mutating func detach(_ id: AlbumID, from url: CoverURL, effects: inout [SyncEffect]) {
+        guard var job = jobs[url] else { return }
+        job.waiters.remove(id)
+        job.lateWaiters.remove(id)
+        guard job.waiters.isEmpty && job.lateWaiters.isEmpty else {
+            jobs[url] = job
+            return
+        }
+        jobs[url] = nil
+        if case .fetching(let fetchID) = job.phase { effects.append(.cancelFetch(fetchID)) }
+    }
+
+    /// Starts a waiting job now (a changed record, a reload).
+    mutating func retryNow(_ url: CoverURL, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[url], case .waiting = job.phase else { return }
+        let fetchID = newFetchID()
+        job.phase = .fetching(fetchID)
+        job.attempts = 0
+        jobs[url] = job
+        effects.append(.fetch(fetchID, url))
+    }
+
+    // MARK: Bookkeeping
+
+    mutating func setState(_ entry: inout TrackedAlbum, _ state: CoverState) {
+        guard entry.state != state else { return }
+        adjust(entry.state, by: -1)
+        adjust(state, by: 1)
+        entry.state = state
+    }
+
+    private mutating func adjust(_ state: CoverState, by delta: Int) {
+        switch state {
+        case .cached: summary.cached += delta
+        case .pending: summary.pending += delta
+        case .failed: summary.failed += delta
+        }
+        summary.albums += delta
+    }
+
+    mutating func newFetchID() -> FetchID {
+        nextFetch += 1
+        return FetchID(nextFetch)
+    }
+
+    mutating func newToken() -> UInt64 {
+        nextToken += 1
+        return nextToken
+    }
+
+    /// The index row for a tracked album.
+    func row(for id: AlbumID, now: Date) -> IndexRow {
+        guard let entry = tracked[id] else { preconditionFailure("row(for:) of an untracked album \(id)") }
+        var row = IndexRow(album: entry.album, state: entry.state, updatedAt: now)
+        row.error = entry.error
+        row.attempts = entry.attempts
+        row.nextRetry = entry.nextRetry
+        row.bytes = entry.stamp?.bytes
+        row.fileMTime = entry.stamp?.mtime
+        row.httpStatus = entry.httpStatus
+        return row
+    }
+}

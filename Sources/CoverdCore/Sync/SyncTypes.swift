@@ -1,0 +1,91 @@
+import Foundation
+
+/// What the planner asks the coordinator to do; the coordinator performs
+/// these after the planner's state is updated, in order.
+public enum SyncEffect: Sendable {
+    case fetch(FetchID, CoverURL)
+    case cancelFetch(FetchID)
+    /// Validate `body` and write a temporary file for each album (off the coordinator's queue).
+    case prepare(PrepareRequest)
+    case index(IndexChange)
+    case post(any BusMessage)
+}
+
+/// A downloaded body to turn into cover files for `albums`.
+public struct PrepareRequest: Sendable {
+    public var fetchID: FetchID
+    public var url: CoverURL
+    public var body: FetchedBody
+    public var albums: [AlbumID]
+}
+
+/// Why a downloaded body did not become cover files.
+public enum PrepareFailure: Error, Sendable {
+    /// The body is not an acceptable image: permanent.
+    case image(CoverImageError)
+    /// The cache could not be written (a full disk): retried.
+    case storage(SystemError)
+
+    var message: String {
+        switch self {
+        case .image(let error): return error.description
+        case .storage(let error): return "cannot write the cover: \(error)"
+        }
+    }
+}
+
+/// Temporary files ready to be renamed into place, one per album.
+public struct PreparedFiles: Sendable {
+    public var temporaries: [AlbumID: TemporaryCover]
+    public var bytes: Int
+    public var httpStatus: Int
+    public var duration: Duration
+}
+
+/// What a cached file on disk turned out to be.
+public enum CachedFileCheck: Sendable, Equatable {
+    case valid(FileStamp)
+    case missing
+    case invalid(String)
+}
+
+/// The file operations the planner needs synchronously, on the coordinator's
+/// queue: cheap checks, renames and deletions. Slow work (validation of
+/// downloads, writing) happens elsewhere, through `.prepare`.
+public protocol CoverFiles {
+    /// Whether `<id>.png` is a valid cover; `row` says what the index expects,
+    /// so an unchanged file (same size and mtime) need not be read.
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck
+    func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
+    func discard(_ temporary: TemporaryCover)
+    func remove(_ id: AlbumID)
+    func path(for id: AlbumID) -> String
+}
+
+/// One album the daemon tracks, with its cover's state.
+struct TrackedAlbum {
+    var album: Album
+    var state: CoverState
+    var error: String?
+    var attempts: Int = 0
+    var nextRetry: Date?
+    var stamp: FileStamp?
+    var httpStatus: Int?
+}
+
+/// One download shared by every album with the same URL.
+struct CoverJob {
+    enum Phase: Equatable {
+        case fetching(FetchID)
+        case storing(FetchID)
+        case waiting(until: Date, token: UInt64)
+    }
+
+    var url: CoverURL
+    var waiters: Set<AlbumID> = []
+    /// Albums that joined while the body was being stored: they need a fetch of their own.
+    var lateWaiters: Set<AlbumID> = []
+    var phase: Phase
+    var attempts = 0
+    var lastFailure: (message: String, permanent: Bool, httpStatus: Int?)?
+}

@@ -1,0 +1,17 @@
+import ArgumentParser
+import CoverdCore
+
+/// `coverd`: the root command; each subcommand is its own type.
+@main
+struct Coverd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "coverd",
+        abstract: "Keep a PNG cover for every album record, fetched in the background.",
+        discussion: """
+            coverd watches a directory of album records (*.json, and the BlueLibrary app's albums.bin), \
+            downloads each album's cover concurrently, and caches it as <cache>/covers/<id>.png.
+            """,
+        version: "coverd \(CoverdVersion.string) (\(CurlFetcher.libcurlVersion))",
+        subcommands: [RunCommand.self, StatusCommand.self, AddCommand.self, VerifyCommand.self, CheckConfigCommand.self]
+    )
+}

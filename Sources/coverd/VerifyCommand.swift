@@ -1,0 +1,36 @@
+import ArgumentParser
+import CoverdCore
+
+/// `coverd verify`: every cached PNG checked in full.
+struct VerifyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "verify",
+        abstract: "Check every cached PNG; exit 1 and list the bad ones if any is invalid.",
+        discussion: "Bad covers are marked failed in the index; a running daemon fetches them again on its next reload (SIGHUP).")
+
+    @OptionGroup var config: ConfigOptions
+    @OptionGroup var cache: CacheOptions
+
+    func run() throws {
+        try exitingOnFailure {
+            let directory = try cache.directory(config: config)
+            let settings = cache.cache == nil ? try config.load() : Configuration.defaults(environment: [:])
+            let report: VerifyReport
+            do {
+                report = try CoverVerifier(limits: settings.images, maxBytes: settings.fetch.maxBytes).verify(cacheDirectory: directory)
+            } catch {
+                printError("coverd: \(error)")
+                throw ExitCode.failure
+            }
+            for problem in report.problems {
+                print("bad: \(problem.path): \(problem.reason)")
+            }
+            if report.problems.isEmpty {
+                print("ok: \(report.checked) cover(s) valid")
+            } else {
+                print("\(report.problems.count) bad cover(s) of \(report.checked); \(report.marked) marked for refetch on the next reload")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

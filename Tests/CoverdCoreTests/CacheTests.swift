@@ -1,0 +1,75 @@
+import CoverdCore
+import CoverdTestSupport
+import Foundation
+import Testing
+
+@Suite("Cache store and index")
+struct CacheTests {
+    let directory = TestDirectory()
+
+    @Test("Given a cover, when written and committed, then <id>.png holds exactly the bytes and no temporary file remains")
+    func atomicWrite() throws {
+        let store = CoverStore(cacheDirectory: directory.path)
+        try store.createDirectory()
+        let id = try AlbumID(validating: "x")
+        let png = PNGFixture.make()
+        let temporary = try store.writeTemporary(png, for: id)
+        #expect(store.listNames().count == 1)
+        #expect(store.listNames().first?.hasPrefix(".x.") == true)
+        let stamp = try store.commit(temporary, as: id)
+        #expect(stamp.bytes == png.count)
+        #expect(readBytes(store.path(for: id)) == png)
+        #expect(store.listNames() == ["x.png"])
+    }
+
+    @Test("Given temporary files left by a crash, when the store starts, then they are removed and covers kept")
+    func leftovers() throws {
+        let store = CoverStore(cacheDirectory: directory.path)
+        try store.createDirectory()
+        try writeAtomically(PNGFixture.make(), to: store.directory + "/keep.png")
+        #expect(FileManager.default.createFile(atPath: store.directory + "/.x.abc.tmp", contents: Data([1, 2, 3])))
+        #expect(store.removeLeftovers() == [".x.abc.tmp"])
+        #expect(store.listNames() == ["keep.png"])
+    }
+
+    @Test("Given rows written in one batch, when read back by another connection, then every field round-trips")
+    func indexRoundTrip() throws {
+        let index = try CoverIndex(cacheDirectory: directory.path)
+        let album = Album(
+            id: try AlbumID(validating: "x"), title: "Tïtle \"q\"", artist: "A", year: "1999", genre: nil,
+            coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json")
+        var row = IndexRow(album: album, state: .failed, updatedAt: Date(timeIntervalSince1970: 5))
+        row.error = "HTTP 404"
+        row.attempts = 3
+        row.nextRetry = Date(timeIntervalSince1970: 100)
+        row.bytes = 10
+        row.fileMTime = 12345
+        row.httpStatus = 404
+        let other = IndexRow(album: Album(id: try AlbumID(validating: "y"), title: "T", artist: "A", coverURL: album.coverURL, record: "/r/b.json"), state: .cached, updatedAt: Date(timeIntervalSince1970: 5))
+        try index.apply([.upsert(row), .upsert(other), .delete(try AlbumID(validating: "y"))])
+        let reader = try CoverIndex(cacheDirectory: directory.path, readOnly: true)
+        #expect(try reader.rows() == [row])
+    }
+
+    @Test("Given an index, when the status report is rendered, then the JSON has exactly the contract's keys and nulls")
+    func statusJSON() throws {
+        let index = try CoverIndex(cacheDirectory: directory.path)
+        let album = Album(id: try AlbumID(validating: "x"), title: "T\n", artist: "A", coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json")
+        try index.apply([.upsert(IndexRow(album: album, state: .cached, updatedAt: Date()))])
+        let report = try StatusReport.load(cacheDirectory: directory.path)
+        let snapshot = try StatusSnapshot(json: report.json())
+        #expect(snapshot.albums == 1 && snapshot.cached == 1 && snapshot.pending == 0 && snapshot.failed == 0)
+        #expect(snapshot.keys == [["id", "title", "artist", "cover_url", "state", "path", "error", "record"]])
+        #expect(snapshot.entries.first?.path == directory.path + "/covers/x.png")
+        #expect(snapshot.entries.first?.error == nil)
+        #expect(snapshot.entries.first?.title == "T\n")
+        #expect(report.table().hasPrefix("1 albums: 1 cached, 0 pending, 0 failed\n"))
+    }
+
+    @Test("Given no index yet, when status is read, then it is empty rather than an error")
+    func emptyStatus() throws {
+        let report = try StatusReport.load(cacheDirectory: directory.path + "/none")
+        #expect(report.summary == SyncSummary())
+        #expect(try StatusSnapshot(json: report.json()).albums == 0)
+    }
+}

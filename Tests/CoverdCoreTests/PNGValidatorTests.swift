@@ -1,0 +1,89 @@
+import CoverdCore
+import CoverdTestSupport
+import Testing
+
+@Suite("PNG validation")
+struct PNGValidatorTests {
+    let validator = PNGValidator()
+
+    @Test("Given a well-formed PNG, when validated, then its header is returned")
+    func good() throws {
+        let info = try validator.validate(PNGFixture.make(width: 40, height: 30))
+        #expect(info == PNGInfo(width: 40, height: 30, bitDepth: 8, colorType: 2, interlaced: false))
+    }
+
+    @Test("Given a PNG cut short anywhere, when validated, then it is refused")
+    func truncated() {
+        let png = PNGFixture.make(width: 20, height: 20)
+        for length in [0, 7, 8, 20, 33, png.count / 2, png.count - 12, png.count - 1] {
+            #expect(throws: PNGValidationError.self, "length \(length)") {
+                try validator.validate(Array(png.prefix(length)))
+            }
+        }
+    }
+
+    @Test("Given a flipped byte in IDAT, when validated, then the CRC mismatch is named")
+    func badCRC() {
+        #expect(throws: PNGValidationError.crcMismatch(chunk: "IDAT", offset: 33)) {
+            try validator.validate(PNGFixture.withBrokenCRC(PNGFixture.make()))
+        }
+    }
+
+    @Test("Given an IHDR claiming 100000×100000, when validated, then it is refused as too large before any pixel")
+    func oversized() {
+        #expect(throws: PNGValidationError.tooLarge(width: 100_000, height: 100_000, reason: "limit 16384 pixels per side")) {
+            try validator.validate(PNGFixture.claiming(width: 100_000, height: 100_000))
+        }
+    }
+
+    @Test("Given 10000×10000 (within the side limit), when validated, then the 50-megapixel limit refuses it")
+    func tooManyPixels() {
+        #expect(throws: PNGValidationError.tooLarge(width: 10_000, height: 10_000, reason: "limit 50000000 pixels")) {
+            try validator.validate(PNGFixture.claiming(width: 10_000, height: 10_000))
+        }
+    }
+
+    @Test("Given a zero width, an invalid bit depth or a missing IDAT, when validated, then each is refused")
+    func malformedHeaders() {
+        let zeroWidth = PNGFixture.signature + PNGFixture.chunk("IHDR", [0, 0, 0, 0, 0, 0, 0, 1, 8, 2, 0, 0, 0]) + PNGFixture.chunk("IEND", [])
+        let badDepth = PNGFixture.signature + PNGFixture.chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 3, 2, 0, 0, 0]) + PNGFixture.chunk("IEND", [])
+        let noIDAT = PNGFixture.signature + PNGFixture.chunk("IHDR", [0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0, 0, 0]) + PNGFixture.chunk("IEND", [])
+        for bytes in [zeroWidth, badDepth, noIDAT] {
+            #expect(throws: PNGValidationError.self) { try validator.validate(bytes) }
+        }
+    }
+
+    @Test("Given the bytes of other formats, when sniffed, then the kind is named by content")
+    func sniffing() {
+        #expect(ImageKind(sniffing: PNGFixture.make()) == .png)
+        #expect(ImageKind(sniffing: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10]) == .jpeg)
+        #expect(ImageKind(sniffing: Array("GIF89a....".utf8)) == .gif)
+        #expect(ImageKind(sniffing: Array("RIFF\0\0\0\0WEBPVP8 ".utf8)) == .webp)
+        #expect(ImageKind(sniffing: Array("<!DOCTYPE html><html>".utf8)) == .html)
+        #expect(ImageKind(sniffing: Array("<?xml version=\"1.0\"?><svg xmlns=\"x\"/>".utf8)) == .svg)
+        #expect(ImageKind(sniffing: []) == .empty)
+        #expect(ImageKind(sniffing: [1, 2, 3]) == .unknown)
+    }
+
+    @Test("Given a body, when prepared for the cache, then only valid PNG passes and other kinds are explained")
+    func pipeline() throws {
+        let pipeline = CoverImagePipeline()
+        let png = PNGFixture.make()
+        #expect(try pipeline.prepare(png).png == png)
+        #expect(throws: CoverImageError.unsupportedFormat(.jpeg)) { try pipeline.prepare([0xFF, 0xD8, 0xFF, 0xE0]) }
+        #expect(throws: CoverImageError.notAnImage(.html)) { try pipeline.prepare(Array("<html></html>".utf8)) }
+        #expect(CoverImageError.unsupportedFormat(.jpeg).description == "unsupported image format: jpeg")
+        #expect(CoverImageError.notAnImage(.html).description == "not an image (HTML)")
+    }
+
+    @Test("Given known inputs, when checksummed, then CRC-32 matches the standard check value")
+    func crc() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum([]) == 0)
+        let long = (0..<10_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        let split = long.withUnsafeBytes { raw in
+            CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[5000...]), continuing: CRC32.checksum(UnsafeRawBufferPointer(rebasing: raw[..<5000])))
+        }
+        #expect(split == CRC32.checksum(long))
+    }
+}

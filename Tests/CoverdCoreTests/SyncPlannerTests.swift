@@ -1,0 +1,255 @@
+@testable import CoverdCore
+import Foundation
+import Testing
+
+/// In-memory `CoverFiles`: which covers exist and are valid.
+final class FakeCoverFiles: CoverFiles {
+    var files: [AlbumID: FileStamp] = [:]
+    var invalid: Set<AlbumID> = []
+    var removed: [AlbumID] = []
+    var discarded: [String] = []
+    var failCommits = false
+
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+        guard let stamp = files[id] else { return .missing }
+        return invalid.contains(id) ? .invalid("bad CRC") : .valid(stamp)
+    }
+
+    func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
+        if failCommits { throw SystemError("rename", path: temporary.path, code: ENOSPC) }
+        let stamp = FileStamp(bytes: temporary.bytes, mtime: 1)
+        files[id] = stamp
+        return stamp
+    }
+
+    func discard(_ temporary: TemporaryCover) { discarded.append(temporary.path) }
+    func remove(_ id: AlbumID) { removed.append(id); files[id] = nil }
+    func path(for id: AlbumID) -> String { "/cache/covers/\(id).png" }
+}
+
+extension [SyncEffect] {
+    var fetches: [(FetchID, CoverURL)] { compactMap { if case .fetch(let id, let url) = $0 { return (id, url) }; return nil } }
+    var cancels: [FetchID] { compactMap { if case .cancelFetch(let id) = $0 { return id }; return nil } }
+    var prepares: [PrepareRequest] { compactMap { if case .prepare(let request) = $0 { return request }; return nil } }
+    var rows: [IndexRow] { compactMap { if case .index(.upsert(let row)) = $0 { return row }; return nil } }
+    var deletes: [AlbumID] { compactMap { if case .index(.delete(let id)) = $0 { return id }; return nil } }
+    func posted<M: BusMessage>(_ type: M.Type) -> [M] { compactMap { if case .post(let message) = $0 { return message as? M }; return nil } }
+}
+
+@Suite("Sync planner")
+struct SyncPlannerTests {
+    let now = Date(timeIntervalSince1970: 1_000_000)
+    let files = FakeCoverFiles()
+    var planner = SyncPlanner(policy: RetryPolicy(), random: { 0.5 })
+
+    func album(_ id: String, _ url: String = "http://h/a.png", title: String = "T") throws -> Album {
+        Album(id: try AlbumID(validating: id), title: title, artist: "A", coverURL: try CoverURL(validating: url), record: "/r/a.json")
+    }
+
+    func body(_ bytes: Int = 100) -> FetchedBody {
+        FetchedBody(bytes: [UInt8](repeating: 1, count: bytes), httpStatus: 200, effectiveURL: "", duration: .milliseconds(5))
+    }
+
+    func prepared(_ request: PrepareRequest) -> PreparedFiles {
+        var temporaries: [AlbumID: TemporaryCover] = [:]
+        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: request.body.bytes.count) }
+        return PreparedFiles(temporaries: temporaries, bytes: request.body.bytes.count, httpStatus: 200, duration: .milliseconds(5))
+    }
+
+    @Test("Given a new album, when updated, then it is pending, announced, indexed and fetched")
+    mutating func newAlbumIsFetched() throws {
+        let effects = planner.update([try album("x")], now: now, files: files)
+        #expect(effects.fetches.map(\.1.string) == ["http://h/a.png"])
+        #expect(effects.rows.map(\.state) == [.pending])
+        #expect(effects.posted(AlbumAdded.self).map(\.album.id.rawValue) == ["x"])
+        #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0))
+    }
+
+    @Test("Given two albums sharing a URL, when updated, then the URL is fetched once and both are cached from it")
+    mutating func sharedURLFetchedOnce() throws {
+        let effects = planner.update([try album("x"), try album("y")], now: now, files: files)
+        let fetches = effects.fetches
+        #expect(fetches.count == 1)
+        let done = planner.fetchFinished(fetches[0].0, url: fetches[0].1, outcome: .success(body()), now: now)
+        let request = try #require(done.prepares.first)
+        #expect(request.albums.map(\.rawValue) == ["x", "y"])
+        let stored = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["x", "y"])
+        #expect(stored.rows.allSatisfy { $0.state == .cached && $0.bytes == 100 })
+        #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0))
+    }
+
+    @Test("Given a cached row and a valid file from an earlier run, when the album is seen again, then nothing is fetched")
+    mutating func cachedStaysCached() throws {
+        let album = try album("x")
+        var row = IndexRow(album: album, state: .cached, updatedAt: now)
+        row.bytes = 100
+        row.fileMTime = 1
+        planner.load([row])
+        files.files[album.id] = FileStamp(bytes: 100, mtime: 1)
+        let effects = planner.update([album], now: now, files: files)
+        #expect(effects.fetches.isEmpty)
+        #expect(effects.posted(AlbumAdded.self).isEmpty)
+        #expect(planner.summary.cached == 1)
+    }
+
+    @Test("Given a cached row whose file vanished, when the album is seen, then it is fetched again")
+    mutating func missingFileRefetched() throws {
+        let album = try album("x")
+        planner.load([IndexRow(album: album, state: .cached, updatedAt: now)])
+        let effects = planner.update([album], now: now, files: files)
+        #expect(effects.fetches.count == 1)
+    }
+
+    @Test("Given a pending row whose file was renamed into place before a crash, when seen, then the file is adopted")
+    mutating func crashAdoption() throws {
+        let album = try album("x")
+        planner.load([IndexRow(album: album, state: .pending, updatedAt: now)])
+        files.files[album.id] = FileStamp(bytes: 50, mtime: 2)
+        let effects = planner.update([album], now: now, files: files)
+        #expect(effects.fetches.isEmpty)
+        #expect(effects.rows.last?.state == .cached)
+        #expect(effects.rows.last?.bytes == 50)
+    }
+
+    @Test("Given a 404, when the fetch ends, then the album fails with the reason and is retried after a day")
+    mutating func permanentFailure() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let failure = FetchFailure(kind: .http(404), message: "HTTP 404 Not Found", httpStatus: 404)
+        let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
+        let row = try #require(effects.rows.first)
+        #expect(row.state == .failed)
+        #expect(row.error == "HTTP 404 Not Found")
+        #expect(row.nextRetry == now.addingTimeInterval(86_400))
+        #expect(effects.posted(CoverFailed.self).first?.permanent == true)
+        #expect(planner.nextWakeUp() == now.addingTimeInterval(86_400))
+        #expect(planner.summary.failed == 1)
+    }
+
+    @Test("Given a 503, when the fetch ends, then the album stays pending and is fetched again when the backoff expires")
+    mutating func transientFailure() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let failure = FetchFailure(kind: .http(503), message: "HTTP 503", httpStatus: 503)
+        let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
+        #expect(effects.rows.first?.state == .pending)
+        #expect(effects.rows.first?.attempts == 1)
+        #expect(planner.nextWakeUp() == now.addingTimeInterval(1))
+        #expect(planner.timerFired(now: now.addingTimeInterval(0.5)).fetches.isEmpty)
+        let retry = planner.timerFired(now: now.addingTimeInterval(1))
+        #expect(retry.fetches.map(\.1) == [fetch.1])
+        // The second failure doubles the delay.
+        let again = planner.fetchFinished(retry.fetches[0].0, url: fetch.1, outcome: .failure(failure), now: now.addingTimeInterval(1))
+        #expect(again.rows.first?.nextRetry == now.addingTimeInterval(3))
+    }
+
+    @Test("Given Retry-After, when a transient failure ends, then the retry waits exactly that long")
+    mutating func retryAfterHonoured() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let failure = FetchFailure(kind: .http(429), message: "HTTP 429", httpStatus: 429, retryAfter: .seconds(7))
+        let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
+        #expect(effects.rows.first?.nextRetry == now.addingTimeInterval(7))
+    }
+
+    @Test("Given the only album of a fetch withdrawn, when withdrawn, then the fetch is cancelled and the album forgotten")
+    mutating func withdrawCancels() throws {
+        let album = try album("x")
+        let fetch = try #require(planner.update([album], now: now, files: files).fetches.first)
+        let effects = planner.withdraw([album.id], files: files)
+        #expect(effects.cancels == [fetch.0])
+        #expect(effects.deletes == [album.id])
+        #expect(files.removed == [album.id])
+        #expect(effects.posted(AlbumRemoved.self).count == 1)
+        #expect(planner.summary == SyncSummary())
+        // The outcome arriving later is ignored.
+        #expect(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).isEmpty)
+    }
+
+    @Test("Given one of two albums on a URL withdrawn, when withdrawn, then the fetch goes on for the other")
+    mutating func withdrawOneOfTwo() throws {
+        _ = planner.update([try album("x"), try album("y")], now: now, files: files)
+        let effects = planner.withdraw([try AlbumID(validating: "x")], files: files)
+        #expect(effects.cancels.isEmpty)
+    }
+
+    @Test("Given a cached album whose URL changes, when updated, then the old cover goes and the new URL is fetched")
+    mutating func urlChange() throws {
+        let first = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(first.0, url: first.1, outcome: .success(body()), now: now).prepares.first)
+        _ = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let effects = planner.update([try album("x", "http://h/new.png")], now: now, files: files)
+        #expect(effects.fetches.map(\.1.string) == ["http://h/new.png"])
+        #expect(files.removed.map(\.rawValue) == ["x"])
+        #expect(planner.summary.pending == 1)
+    }
+
+    @Test("Given a failed album whose record changes, when updated, then it is fetched again at once")
+    mutating func changedRecordRetries() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        _ = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
+        let effects = planner.update([try album("x", title: "New title")], now: now, files: files)
+        #expect(effects.fetches.count == 1)
+    }
+
+    @Test("Given a body that is not an image, when prepared, then every waiting album fails with that reason")
+    mutating func imageFailure() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
+        let effects = planner.prepared(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), now: now, files: files)
+        #expect(effects.rows.first?.state == .failed)
+        #expect(effects.rows.first?.error == "not an image (HTML)")
+    }
+
+    @Test("Given a full disk, when prepared, then the album stays pending and is retried within the storage limit")
+    mutating func storageFailure() throws {
+        planner.policy.storageMaxDelay = .seconds(5)
+        var fetchID = try #require(planner.update([try album("x")], now: now, files: files).fetches.first).0
+        let url = try CoverURL(validating: "http://h/a.png")
+        var effects: [SyncEffect] = []
+        var time = now
+        for _ in 0..<6 {
+            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).prepares.first)
+            effects = planner.prepared(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC))), now: time, files: files)
+            let next = planner.nextWakeUp()
+            let due = try #require(next)
+            #expect(due.timeIntervalSince(time) <= 5)
+            time = due
+            fetchID = try #require(planner.timerFired(now: time).fetches.first).0
+        }
+        #expect(effects.rows.first?.state == .pending)
+        #expect(effects.rows.first?.error?.contains("No space left on device") == true)
+    }
+
+    @Test("Given albums known to the index but absent from the first scan, when it completes, then they are removed")
+    mutating func startupPurge() throws {
+        let gone = try album("gone")
+        planner.load([IndexRow(album: gone, state: .cached, updatedAt: now)])
+        _ = planner.update([try album("kept")], now: now, files: files)
+        let effects = planner.scanCompleted(.startup, ids: [try AlbumID(validating: "kept")], files: files)
+        #expect(effects.deletes == [gone.id])
+        #expect(files.removed == [gone.id])
+        #expect(effects.posted(AlbumRemoved.self).map(\.id) == [gone.id])
+    }
+
+    @Test("Given failed albums and a corrupt cached file, when reloaded, then all are fetched again")
+    mutating func reloadRetries() throws {
+        let failing = try #require(planner.update([try album("x", "http://h/x.png")], now: now, files: files).fetches.first)
+        _ = planner.fetchFinished(failing.0, url: failing.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
+        let good = try #require(planner.update([try album("y", "http://h/y.png")], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(good.0, url: good.1, outcome: .success(body()), now: now).prepares.first)
+        _ = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        files.invalid.insert(try AlbumID(validating: "y"))
+        let effects = planner.retryAll(now: now, files: files, flagged: [try AlbumID(validating: "y")])
+        #expect(Set(effects.fetches.map(\.1.string)) == ["http://h/x.png", "http://h/y.png"])
+        #expect(effects.rows.first { $0.id.rawValue == "y" }?.error?.contains("corrupt") == true)
+    }
+
+    @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a fetch of its own")
+    mutating func lateJoiner() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
+        #expect(planner.update([try album("y")], now: now, files: files).fetches.isEmpty)
+        let effects = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        #expect(effects.posted(CoverCached.self).map(\.album.id.rawValue) == ["x"])
+        #expect(effects.fetches.count == 1)
+    }
+}

@@ -1,0 +1,116 @@
+import CoverdCore
+import CoverdTestSupport
+import Foundation
+import Testing
+
+@Suite("End to end: commands", .serialized)
+struct CommandsEndToEndTests {
+    @Test("Given coverd add, when run, then it prints the id, writes one record atomically, and the daemon fetches it")
+    func addWritesRecord() throws {
+        let world = try World()
+        let png = try world.cover("added.png", seed: 3)
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        let result = try runCoverd([
+            "add", "--title", "Added", "--artist", "Someone", "--cover-url", world.server.url("added.png"),
+            "--year", "2001", "--genre", "Jazz", "--records", world.records,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(id == AlbumID.derived(artist: "Someone", title: "Added").rawValue)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: world.records) == ["\(id).json"])
+        let snapshot = try daemon.waitForStatus("the added album cached") { $0.cached == 1 }
+        #expect(snapshot.entries.first?.id == id)
+        #expect(readBytes(world.coverPath(id)) == png)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given coverd add with an explicit id, when run, then that id is printed and kept in the record")
+    func addWithID() throws {
+        let directory = TestDirectory()
+        let result = try runCoverd(["add", "--title", "T", "--artist", "A", "--cover-url", "https://e.com/c.png", "--id", "my-album", "--records", directory.path])
+        #expect(result.stdout == "my-album\n")
+        let contents = try JSONRecordDecoder().decode(readBytes(directory.file("my-album.json")) ?? [], record: "x")
+        #expect(contents.albums.first?.id.rawValue == "my-album")
+    }
+
+    @Test("Given bad usage, when run, then coverd exits 64", arguments: [
+        ["add", "--title", "T", "--artist", "A", "--cover-url", "ftp://e.com/c.png"],
+        ["add", "--title", "T", "--artist", "A", "--cover-url", "https://e.com/c.png", "--id", "../x"],
+        ["add", "--title", "T"],
+        ["run", "--concurrency", "0"],
+        ["run", "--log-level", "loud"],
+        ["frobnicate"],
+        ["status", "--no-such-flag"],
+    ])
+    func badUsage(arguments: [String]) throws {
+        let directory = TestDirectory()
+        let result = try runCoverd(arguments + (arguments.first == "add" ? ["--records", directory.path] : []))
+        #expect(result.status == 64, "\(arguments): \(result.stderr)")
+        #expect(!result.stderr.isEmpty)
+    }
+
+    @Test("Given a broken configuration, when check-config runs, then it exits 78 naming file, line and key")
+    func checkConfigBroken() throws {
+        let directory = TestDirectory()
+        let file = directory.file("coverd.toml")
+        try writeAtomically("log_level = \"info\"\n[fetch]\nper_host = \"six\"\n", to: file)
+        let result = try runCoverd(["check-config", "--config", file])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(file):3: fetch.per_host: must be an integer"))
+    }
+
+    @Test("Given a valid configuration, when check-config runs, then it exits 0")
+    func checkConfigValid() throws {
+        let directory = TestDirectory()
+        let file = directory.file("coverd.toml")
+        try writeAtomically("[fetch]\nconcurrency = 4\n", to: file)
+        let result = try runCoverd(["check-config", "--config", file])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("configuration OK: \(file)"))
+    }
+
+    @Test("Given a broken configuration, when the daemon starts, then it exits 78 without touching the cache")
+    func runWithBrokenConfig() throws {
+        let directory = TestDirectory()
+        let file = directory.file("coverd.toml")
+        try writeAtomically("[fetch]\nconcurency = 4\n", to: file)
+        let result = try runCoverd(["run", "--config", file, "--records", directory.sub("albums"), "--cache", directory.file("cache")])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(file):2: fetch.concurency: unknown setting (did you mean 'fetch.concurrency'?)"))
+        #expect(!FileManager.default.fileExists(atPath: directory.file("cache")))
+    }
+
+    @Test("Given a configuration with directories, when the daemon runs with flags, then flags win over the file")
+    func flagsOverrideFile() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 1)
+        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        let file = world.directory.file("coverd.toml")
+        try writeAtomically("records = \"elsewhere\"\ncache = \"elsewhere-cache\"\n", to: file)
+        let daemon = try CoverdDaemon(records: world.records, cache: world.cache, arguments: ["--config", file])
+        try daemon.waitForStatus("cached under the flag's cache") { $0.cached == 1 }
+        #expect(!FileManager.default.fileExists(atPath: world.directory.file("elsewhere-cache")))
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given --version and --help, when run, then each answers and exits 0",
+          arguments: [["--version"], ["--help"], ["run", "--help"], ["status", "--help"], ["add", "--help"], ["verify", "--help"], ["check-config", "--help"]])
+    func helpAndVersion(arguments: [String]) throws {
+        let result = try runCoverd(arguments)
+        #expect(result.status == 0)
+        if arguments == ["--version"] {
+            #expect(result.stdout.hasPrefix("coverd \(CoverdVersion.string)"))
+        } else {
+            #expect(result.stdout.contains("USAGE: coverd"))
+        }
+    }
+
+    @Test("Given no index, when status runs, then it reports zero albums and exits 0")
+    func statusWithoutIndex() throws {
+        let directory = TestDirectory()
+        let result = try runCoverd(["status", "--cache", directory.path])
+        #expect(result.status == 0)
+        #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
+    }
+}

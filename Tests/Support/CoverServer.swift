@@ -1,0 +1,89 @@
+import Foundation
+
+/// `cover_server.py` running on 127.0.0.1 for one test: serves files from
+/// `root`, counts requests, and plays the faults listed in its docstring.
+public final class CoverServer: Sendable {
+    public let root: String
+    public let port: Int
+    public let scheme: String
+    private let process: Process
+
+    /// Starts the server and waits until it listens.
+    public init(root: String, tlsCertificate: String? = nil, tlsKey: String? = nil) throws {
+        self.root = root
+        scheme = tlsCertificate == nil ? "http" : "https"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var arguments = ["python3", CoverServer.scriptPath, "--root", root]
+        if let tlsCertificate, let tlsKey { arguments += ["--tls-cert", tlsCertificate, "--tls-key", tlsKey] }
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        self.process = process
+        // The first line is "PORT <n>".
+        var line: [UInt8] = []
+        while true {
+            let byte = output.fileHandleForReading.readData(ofLength: 1)
+            guard let first = byte.first else { throw TimedOut(what: "cover_server.py to print its port", seconds: 0) }
+            if first == 0x0A { break }
+            line.append(first)
+        }
+        guard let port = Int(String(decoding: line, as: UTF8.self).replacingOccurrences(of: "PORT ", with: "")) else {
+            throw TimedOut(what: "a port from cover_server.py", seconds: 0)
+        }
+        self.port = port
+    }
+
+    deinit {
+        // SIGKILL: a test runner may start children with SIGTERM blocked, and the server keeps no state.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    public static var scriptPath: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("cover_server.py").path
+    }
+
+    public func url(_ path: String) -> String {
+        "\(scheme)://127.0.0.1:\(port)" + (path.hasPrefix("/") ? path : "/" + path)
+    }
+
+    /// Puts a file in the served directory.
+    public func serve(_ bytes: [UInt8], at name: String) throws {
+        let path = root + "/" + name
+        try FileManager.default.createDirectory(
+            atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// Request counts per path, as the server saw them.
+    public func requests() throws -> (total: Int, paths: [String: Int]) {
+        let data = try curlGet(url("/__requests"))
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let total = object["total"] as? Int, let paths = object["paths"] as? [String: Int]
+        else { throw CocoaError(.fileReadCorruptFile) }
+        return (total, paths)
+    }
+
+    public func requestCount(_ path: String) throws -> Int {
+        try requests().paths[path] ?? 0
+    }
+
+    public func resetCounts() throws {
+        _ = try curlGet(url("/__reset"))
+    }
+
+    /// The control endpoints are read with curl(1), independent of coverd's own libcurl code.
+    private func curlGet(_ url: String) throws -> Data {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["curl", "-sS", "--max-time", "10", "-k", url]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return data
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+
+/// Where the built `coverd` is: $COVERD_BIN, or next to the test bundle.
+public var coverdBinary: String {
+    if let path = ProcessInfo.processInfo.environment["COVERD_BIN"], !path.isEmpty { return path }
+    let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for candidate in [bundle, bundle.deletingLastPathComponent()] {
+        let path = candidate.appendingPathComponent("coverd").path
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent(".build/debug/coverd").path
+}
+
+/// The result of one `coverd` command.
+public struct CommandResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+}
+
+/// Runs `coverd <arguments>` to completion.
+public func runCoverd(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: coverdBinary)
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes concurrently so a chatty command cannot block on a full pipe.
+    let errData = DataBox()
+    let reader = Thread { errData.set(err.fileHandleForReading.readDataToEndOfFile()) }
+    reader.start()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    try waitUntil("stderr of coverd \(arguments.first ?? "") to close", timeout: 30) { errData.get() != nil }
+    return CommandResult(
+        status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errData.get() ?? Data(), as: UTF8.self))
+}
+
+/// A value handed from one thread to another.
+final class DataBox: Sendable {
+    private let data = Mutex<Data?>(nil)
+    func set(_ new: Data) { data.withLock { $0 = new } }
+    func get() -> Data? { data.withLock { $0 } }
+}
+
+/// One album in `coverd status --json`.
+public struct StatusAlbum: Sendable, Equatable {
+    public var id: String
+    public var title: String
+    public var artist: String
+    public var coverURL: String
+    public var state: String
+    public var path: String?
+    public var error: String?
+    public var record: String
+}
+
+/// `coverd status --json`, decoded; `keys` holds each album object's key set for format checks.
+public struct StatusSnapshot: Sendable {
+    public var albums: Int
+    public var cached: Int
+    public var pending: Int
+    public var failed: Int
+    public var entries: [StatusAlbum]
+    public var keys: [Set<String>]
+
+    public func album(_ id: String) -> StatusAlbum? { entries.first { $0.id == id } }
+
+    public init(json: String) throws {
+        guard let root = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+            let summary = root["summary"] as? [String: Any], let list = root["albums"] as? [[String: Any]]
+        else { throw CocoaError(.coderReadCorrupt) }
+        albums = summary["albums"] as? Int ?? -1
+        cached = summary["cached"] as? Int ?? -1
+        pending = summary["pending"] as? Int ?? -1
+        failed = summary["failed"] as? Int ?? -1
+        keys = list.map { Set($0.keys) }
+        entries = list.map { item in
+            StatusAlbum(
+                id: item["id"] as? String ?? "", title: item["title"] as? String ?? "",
+                artist: item["artist"] as? String ?? "", coverURL: item["cover_url"] as? String ?? "",
+                state: item["state"] as? String ?? "", path: item["path"] as? String,
+                error: item["error"] as? String, record: item["record"] as? String ?? "")
+        }
+    }
+}
+
+/// `coverd status --json --cache <cache>`.
+public func status(cache: String) throws -> StatusSnapshot {
+    let result = try runCoverd(["status", "--json", "--cache", cache])
+    guard result.status == 0 else { throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+    return try StatusSnapshot(json: result.stdout)
+}
+
+/// `coverd run` as a separate process on test directories, with its stderr in a file.
+public final class CoverdDaemon: Sendable {
+    public let records: String
+    public let cache: String
+    public let logPath: String
+    private let process: Process
+
+    public init(records: String, cache: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
+        self.records = records
+        self.cache = cache
+        logPath = cache + ".log"
+        guard FileManager.default.createFile(atPath: logPath, contents: nil) else { throw CocoaError(.fileWriteUnknown) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: coverdBinary)
+        process.arguments = ["run", "--records", records, "--cache", cache, "--log-level", "debug"] + arguments
+        var env = ProcessInfo.processInfo.environment
+        env["NOTIFY_SOCKET"] = nil
+        env["JOURNAL_STREAM"] = nil
+        process.environment = env.merging(environment) { $1 }
+        process.standardError = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
+    public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    public func status() throws -> StatusSnapshot { try CoverdTestSupport.status(cache: cache) }
+
+    /// Waits until `status` satisfies `condition`.
+    @discardableResult
+    public func waitForStatus(_ what: String, timeout: Double = 30, _ condition: (StatusSnapshot) -> Bool) throws -> StatusSnapshot {
+        try waitFor(what, timeout: timeout, interval: 0.05) {
+            let snapshot = try status()
+            return condition(snapshot) ? snapshot : nil
+        }
+    }
+
+    /// Sends `signal` and waits for the exit status.
+    public func stop(signal: Int32 = SIGTERM, timeout: Double = 15) throws -> Int32 {
+        kill(process.processIdentifier, signal)
+        try waitUntil("coverd to exit after signal \(signal)", timeout: timeout) { !process.isRunning }
+        return process.terminationStatus
+    }
+
+    public func send(_ signal: Int32) {
+        kill(process.processIdentifier, signal)
+    }
+}
