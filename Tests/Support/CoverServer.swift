@@ -57,13 +57,22 @@ public final class CoverServer: Sendable {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
-    /// Request counts per path, as the server saw them.
-    public func requests() throws -> (total: Int, paths: [String: Int]) {
+    /// What the server saw: request counts per path, the most requests it
+    /// served at once, and every User-Agent.
+    public struct Requests: Sendable {
+        public var total: Int
+        public var paths: [String: Int]
+        public var maxInFlight: Int
+        public var userAgents: [String]
+    }
+
+    public func requests() throws -> Requests {
         let data = try curlGet(url("/__requests"))
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-            let total = object["total"] as? Int, let paths = object["paths"] as? [String: Int]
+            let total = object["total"] as? Int, let paths = object["paths"] as? [String: Int],
+            let maxInFlight = object["max_in_flight"] as? Int, let agents = object["user_agents"] as? [String]
         else { throw CocoaError(.fileReadCorruptFile) }
-        return (total, paths)
+        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, userAgents: agents)
     }
 
     public func requestCount(_ path: String) throws -> Int {

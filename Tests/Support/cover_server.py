@@ -5,7 +5,7 @@ Serves files from --root, counts every request, and answers /fault/... paths
 with the hostile behaviours the tests need. Prints "PORT <n>" on stdout once
 it listens on 127.0.0.1.
 
-  GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}}
+  GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}, "max_in_flight": M, "user_agents": [...]}
   GET /__reset             forget the counts
   /<file>[?delay_ms=N]     a file from --root, optionally after a delay
   /fault/status/<code>[?retry_after=V]        that status, with Retry-After V
@@ -39,6 +39,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
 SEEN = {}
+AGENTS = set()
+IN_FLIGHT = {"now": 0, "max": 0}
 LOCK = threading.Lock()
 
 
@@ -69,18 +71,40 @@ class Handler(BaseHTTPRequestHandler):
         self.handle_request(head=False)
 
     def handle_request(self, head):
-        parsed = urllib.parse.urlsplit(self.path)
-        path = urllib.parse.unquote(parsed.path)
-        query = dict(urllib.parse.parse_qsl(parsed.query))
-        if path == "/__requests":
+        if self.path.startswith("/__"):
+            return self.control()
+        with LOCK:
+            IN_FLIGHT["now"] += 1
+            IN_FLIGHT["max"] = max(IN_FLIGHT["max"], IN_FLIGHT["now"])
+            AGENTS.add(self.headers.get("User-Agent", ""))
+        try:
+            self.serve()
+        finally:
             with LOCK:
-                body = json.dumps({"total": sum(COUNTS.values()), "paths": COUNTS}).encode()
+                IN_FLIGHT["now"] -= 1
+
+    def control(self):
+        if self.path == "/__requests":
+            with LOCK:
+                body = json.dumps({
+                    "total": sum(COUNTS.values()), "paths": COUNTS,
+                    "max_in_flight": IN_FLIGHT["max"], "user_agents": sorted(AGENTS),
+                }).encode()
             return self.respond(200, body, "application/json")
-        if path == "/__reset":
+        if self.path == "/__reset":
             with LOCK:
                 COUNTS.clear()
                 SEEN.clear()
+                AGENTS.clear()
+                IN_FLIGHT["max"] = IN_FLIGHT["now"]
             return self.respond(200, b"ok\n", "text/plain")
+        return self.respond(404, b"unknown control path\n", "text/plain")
+
+    def serve(self):
+        head = self.command == "HEAD"
+        parsed = urllib.parse.urlsplit(self.path)
+        path = urllib.parse.unquote(parsed.path)
+        query = dict(urllib.parse.parse_qsl(parsed.query))
         count(path)
         if path.startswith("/fault/"):
             return self.fault(path[len("/fault/"):], query)

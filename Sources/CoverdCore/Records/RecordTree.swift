@@ -47,10 +47,12 @@ struct RecordTree {
         signatures = signatures.filter { seen.contains($0.key) }
     }
 
-    /// Applies queued inotify events.
+    /// Applies queued inotify events. File events for the same path within
+    /// one batch collapse into the last one, so a file is read once per batch.
     mutating func drainEvents(into output: inout RecordTreeOutput) {
         let (events, overflowed) = inotify.readEvents()
         if overflowed { output.overflowed = true }
+        var pending = PendingFileActions()
         for event in events {
             if event.name.isEmpty {
                 if event.path == root && (event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF)) {
@@ -60,6 +62,7 @@ struct RecordTree {
             }
             if event.name.hasPrefix(".") { continue }
             if event.isDirectory {
+                apply(&pending, into: &output)  // Keep file and directory changes in order.
                 if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
                     var seen: Set<String> = []
                     scanDirectory(event.path, force: true, seen: &seen, into: &output)
@@ -72,14 +75,25 @@ struct RecordTree {
             }
             guard let kind = RecordFileKind(fileName: event.name) else { continue }
             if event.has(IN_CLOSE_WRITE) || event.has(IN_MOVED_TO) {
-                read(event.path, kind: kind, into: &output)
+                pending.set(event.path, .read(kind))
             } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
-                forget(event.path, into: &output)
+                pending.set(event.path, .forget)
             } else if event.has(IN_CREATE) && isCompleteOnCreation(event.path) {
                 // A symbolic link or a hard link is complete when it appears; no close-after-write follows.
-                read(event.path, kind: kind, into: &output)
+                pending.set(event.path, .read(kind))
             }
         }
+        apply(&pending, into: &output)
+    }
+
+    private mutating func apply(_ pending: inout PendingFileActions, into output: inout RecordTreeOutput) {
+        for (path, action) in pending.ordered {
+            switch action {
+            case .read(let kind): read(path, kind: kind, into: &output)
+            case .forget: forget(path, into: &output)
+            }
+        }
+        pending = PendingFileActions()
     }
 
     private mutating func scanDirectory(_ directory: String, force: Bool, seen: inout Set<String>, into output: inout RecordTreeOutput) {
@@ -153,5 +167,28 @@ struct RecordTree {
         var info = stat()
         guard lstat(path, &info) == 0 else { return false }
         return info.st_mode & S_IFMT == S_IFLNK || info.st_nlink > 1
+    }
+}
+
+/// File actions of one inotify batch, the last per path, in order of their last event.
+private struct PendingFileActions {
+    enum Action {
+        case read(RecordFileKind)
+        case forget
+    }
+
+    private var order: [String] = []
+    private var actions: [String: (sequence: Int, action: Action)] = [:]
+
+    mutating func set(_ path: String, _ action: Action) {
+        order.append(path)
+        actions[path] = (order.count - 1, action)
+    }
+
+    var ordered: [(String, Action)] {
+        order.enumerated().compactMap { index, path in
+            guard let entry = actions[path], entry.sequence == index else { return nil }
+            return (path, entry.action)
+        }
     }
 }
