@@ -52,7 +52,8 @@ coverd demo
 Press Ctrl-C to stop.
 
 TEXT
-"$coverd" run --records "$demo/albums" --cache "$demo/cache" --config /dev/null 2>&1 &
+: > "$demo/coverd.toml"  # The demo ignores ~/.config/coverd: defaults plus these flags.
+"$coverd" run --records "$demo/albums" --cache "$demo/cache" --config "$demo/coverd.toml" 2>&1 &
 daemon=$!
 trap 'kill $daemon 2>/dev/null || true; wait $daemon 2>/dev/null || true; kill $server 2>/dev/null || true' EXIT INT TERM
 wait $daemon

@@ -55,11 +55,20 @@ public struct ConfigLoader: Sendable {
             }
             return configuration
         }
-        let text: String
+        let bytes: [UInt8]
         do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
+            bytes = try readRegularFile(file, limit: 1 << 20)
         } catch {
-            throw ConfigError(file: file, line: 0, key: nil, message: "cannot read the configuration file: \(error.localizedDescription)")
+            let reason: String
+            switch error {
+            case .cannotOpen(let code), .readFailed(let code): reason = SystemError.describe(code)
+            case .notRegularFile(let kind): reason = "it is \(kind), not a regular file"
+            case .tooLarge(let size, let limit): reason = "it is \(size) bytes (limit \(limit))"
+            }
+            throw ConfigError(file: file, line: 0, key: nil, message: "cannot read the configuration file: \(reason)")
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw ConfigError(file: file, line: 0, key: nil, message: "the configuration file is not valid UTF-8")
         }
         try apply(text: text, file: file, to: &configuration)
         configuration.file = file

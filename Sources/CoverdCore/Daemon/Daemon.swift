@@ -46,7 +46,7 @@ public final class Daemon: Sendable {
     /// Runs until asked to stop; returns after a clean shutdown.
     public func run() throws(DaemonError) {
         let config = configuration.withLock { $0 }
-        bus.post(LifecycleChanged(.started, detail: "records \(config.recordsDirectory), cache \(config.cacheDirectory), \(CurlFetcher.libcurlVersion)"))
+        bus.post(LifecycleChanged(.started, detail: "records \(config.recordsDirectory), cache \(config.cacheDirectory), \(CurlFetcher.libcurlVersion.split(separator: " ").prefix(2).joined(separator: " "))"))
 
         let store = CoverStore(cacheDirectory: config.cacheDirectory)
         let index: CoverIndex
