@@ -1,11 +1,14 @@
 # coverd — make run | test | install | uninstall | bench | fuzz
 SWIFT ?= swift
+# The build installed by `make install` (the systemd test installs the debug build it already has).
+BUILD ?= release
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
+DOCDIR ?= $(PREFIX)/share/doc/coverd
 
-.PHONY: all deps build release run test unit-test e2e-test install uninstall clean
+.PHONY: all deps build release run test systemd-test install uninstall clean
 
 all: build
 
@@ -22,25 +25,36 @@ release: deps
 run: release
 	@./scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/coverd"
 
-# Every test: unit tests, then end-to-end tests against the built binary.
+# Every test: unit and end-to-end tests against the built binary, then the
+# service under a real systemd --user and journald (root only; CI runs as root).
 test: build
 	$(SWIFT) build --build-tests
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
+	$(MAKE) systemd-test
 
-install: release
-	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)"
-	install -m 0755 "$$($(SWIFT) build -c release --show-bin-path)/coverd" "$(BINDIR)/coverd"
-	@if [ -f systemd/coverd.service ]; then install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"; fi
+systemd-test: build
+	@./scripts/test-systemd.sh
+
+install: deps
+	$(SWIFT) build -c $(BUILD) --product coverd
+	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
+	install -m 0755 "$$($(SWIFT) build -c $(BUILD) --show-bin-path)/coverd" "$(BINDIR)/coverd"
+	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
+	install -m 0644 README.md "$(DOCDIR)/README.md"
 	@if [ -e "$(CONFIGDIR)/coverd.toml" ]; then \
 		echo "keeping the existing $(CONFIGDIR)/coverd.toml"; \
 	else \
 		install -m 0644 config/coverd.toml "$(CONFIGDIR)/coverd.toml"; \
 	fi
-	@echo "installed $(BINDIR)/coverd"
+	@echo "installed $(BINDIR)/coverd and $(UNITDIR)/coverd.service"
+	@echo "next: systemctl --user daemon-reload && systemctl --user enable --now coverd"
 
 uninstall:
+	-systemctl --user disable --now coverd.service 2>/dev/null
 	rm -f "$(BINDIR)/coverd" "$(UNITDIR)/coverd.service"
-	@echo "left $(CONFIGDIR) and the cache in place"
+	rm -rf "$(DOCDIR)"
+	-systemctl --user daemon-reload 2>/dev/null
+	@echo "left $(CONFIGDIR), the records and the cache in place"
 
 clean:
 	rm -rf .build .demo

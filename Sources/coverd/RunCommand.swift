@@ -1,5 +1,6 @@
 import ArgumentParser
 import CoverdCore
+import Foundation
 import Logging
 
 /// `coverd run`: the daemon, in the foreground.
@@ -21,6 +22,9 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
     var logLevel: String?
 
+    @Option(name: .customLong("log-target"), help: "auto (the journal under systemd, else stderr), journal or stderr.")
+    var logTarget: String?
+
     func validate() throws {
         if let concurrency, !(1...1024).contains(concurrency) {
             throw ValidationError("--concurrency must be between 1 and 1024")
@@ -30,6 +34,9 @@ struct RunCommand: ParsableCommand {
         }
         if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
             throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        if let logTarget, LogTarget(rawValue: logTarget) == nil {
+            throw ValidationError("--log-target must be auto, journal or stderr")
         }
     }
 
@@ -41,31 +48,42 @@ struct RunCommand: ParsableCommand {
         if let concurrency { configuration.fetch.concurrency = concurrency }
         if let perHost { configuration.fetch.perHost = perHost }
         if let logLevel, let level = Logger.Level(rawValue: logLevel.lowercased()) { configuration.logLevel = level }
+        if let logTarget, let target = LogTarget(rawValue: logTarget) { configuration.logTarget = target }
         return configuration
     }
 
     func run() throws {
+        let notifier = SystemdNotifier()
         let configuration: Configuration
         do {
             configuration = try resolve()
         } catch {
             printError(ConfigurationFailure(error: error).description)
+            notifier.notify([("STATUS", "configuration error: \(error)"), ("ERRNO", "\(EINVAL)")])
             throw ExitCode(78)
         }
         let level = LogLevelSetting(configuration.logLevel)
-        LoggingSystem.bootstrap { _ in StderrLogHandler(level: level) }
+        let target = configuration.logTarget.resolved(environment: ProcessInfo.processInfo.environment)
+        LoggingSystem.bootstrap { _ -> any LogHandler in
+            target == .journal ? JournalLogHandler(level: level) : StderrLogHandler(level: level)
+        }
         let bus = EventBus()
         let logger = EventLogger(bus: bus, logger: Logger(label: "coverd"))
+        let reporter = SystemdReporter(notifier: notifier, bus: bus)
+        reporter.start()
         let command = self
-        let daemon = Daemon(configuration: configuration, bus: bus, logLevel: level) { () throws(ConfigError) -> Configuration in
+        let daemon = Daemon(configuration: configuration, bus: bus, notifier: notifier, logLevel: level) { () throws(ConfigError) -> Configuration in
             try command.resolve()
         }
         do {
             try daemon.run()
             logger.flush()
+            reporter.flush()
         } catch {
-            Logger(label: "coverd").critical("\(error.message)", metadata: ["error": "\(error.message)"])
             logger.flush()
+            reporter.flush()
+            Logger(label: "coverd").critical("\(error.message)", metadata: ["error": "\(error.message)"])
+            notifier.notify([("STATUS", "failed to start: \(error.message)"), ("ERRNO", "\(error.errno ?? EIO)")])
             throw ExitCode.failure
         }
     }

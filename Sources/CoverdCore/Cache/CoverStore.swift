@@ -125,8 +125,14 @@ public struct CoverStore: Sendable {
     }
 }
 
-/// `mkdir -p`.
+/// `mkdir -p`. An existing directory is left alone without a write, so this
+/// also works where the path is read-only (a sandboxed service's home).
 public func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+    var existing = stat()
+    if stat(path, &existing) == 0 {
+        guard existing.st_mode & S_IFMT == S_IFDIR else { throw SystemError("mkdir", path: path, code: ENOTDIR) }
+        return
+    }
     var current = ""
     for part in path.split(separator: "/") {
         current += "/" + part

@@ -67,3 +67,9 @@ public final class IndexWriter: Sendable {
         }
     }
 }
+
+extension IndexWriter: LivenessProbing {
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        queue.async(execute: reply)
+    }
+}

@@ -32,6 +32,12 @@ public struct Configuration: Sendable, Equatable {
 /// standard error is already connected to it (`JOURNAL_STREAM`).
 public enum LogTarget: String, Sendable, CaseIterable {
     case auto, journal, stderr
+
+    /// `auto` made concrete: the journal when standard error is the journal stream systemd connected.
+    public func resolved(environment: [String: String]) -> LogTarget {
+        guard self == .auto else { return self }
+        return standardErrorIsJournal(environment: environment) ? .journal : .stderr
+    }
 }
 
 /// How covers are downloaded.

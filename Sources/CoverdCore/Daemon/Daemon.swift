@@ -25,6 +25,7 @@ public struct DaemonError: Error, Sendable, CustomStringConvertible {
 /// without waiting for downloads.
 public final class Daemon: Sendable {
     private let bus: EventBus
+    private let notifier: any ReadinessNotifying
     private let logLevel: LogLevelSetting
     private let reloadConfiguration: @Sendable () throws(ConfigError) -> Configuration
     private let configuration: Mutex<Configuration>
@@ -34,11 +35,12 @@ public final class Daemon: Sendable {
     /// - Parameter reloadConfiguration: re-reads the configuration on SIGHUP
     ///   (the same file and flags as at start).
     public init(
-        configuration: Configuration, bus: EventBus, logLevel: LogLevelSetting,
+        configuration: Configuration, bus: EventBus, notifier: any ReadinessNotifying, logLevel: LogLevelSetting,
         reloadConfiguration: @escaping @Sendable () throws(ConfigError) -> Configuration
     ) {
         self.configuration = Mutex(configuration)
         self.bus = bus
+        self.notifier = notifier
         self.logLevel = logLevel
         self.reloadConfiguration = reloadConfiguration
     }
@@ -87,6 +89,9 @@ public final class Daemon: Sendable {
             fetcher.shutdown()
             throw DaemonError("cannot watch the records directory: \(error)", errno: error.code)
         }
+        // Pings travel through every work loop; started before the first scan, which may take a while.
+        let watchdog = Watchdog(notifier: notifier, probes: [coordinator, watcher, fetcher, writer])
+        watchdog?.start()
         let readyAfterReload = bus.observe(RecordScanCompleted.self, on: DispatchQueue(label: "coverd.lifecycle")) { message in
             guard message.reason == .reload else { return }
             bus.post(LifecycleChanged(.ready, detail: "\(message.albumCount) albums in \(message.fileCount) record files"))
@@ -100,6 +105,7 @@ public final class Daemon: Sendable {
         stopRequested.wait()
 
         bus.post(LifecycleChanged(.stopping))
+        watchdog?.stop()
         signals.cancel()
         readyAfterReload.cancel()
         watcher.stop()

@@ -59,3 +59,10 @@ public final class CurlFetcher: CoverFetching {
     /// The libcurl version line, for `--version` and the start-up log.
     public static var libcurlVersion: String { CurlGlobal.version }
 }
+
+extension CurlFetcher: LivenessProbing {
+    /// Answered by the transfer thread between two turns of its loop.
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        inbox.send(.probe(reply))
+    }
+}

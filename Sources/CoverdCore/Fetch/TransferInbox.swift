@@ -5,6 +5,7 @@ enum TransferCommand: Sendable {
     case start(FetchID, CoverURL, @Sendable (FetchOutcome) -> Void)
     case cancel(FetchID)
     case settings(TransferSetup)
+    case probe(@Sendable () -> Void)
     case shutdown
 }
 

@@ -81,6 +81,8 @@ final class TransferLoop {
             multi.apply(newSetup.settings)
             admission.concurrency = newSetup.settings.concurrency
             admission.perHost = newSetup.settings.perHost
+        case .probe(let reply):
+            reply()
         case .shutdown:
             break
         }

@@ -86,3 +86,9 @@ public final class RecordWatcher: Sendable {
         if !upserted.isEmpty { bus.post(AlbumsUpdated(albums: upserted)) }
     }
 }
+
+extension RecordWatcher: LivenessProbing {
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        queue.async(execute: reply)
+    }
+}

@@ -209,3 +209,9 @@ public final class CoverCoordinator: Sendable {
         }
     }
 }
+
+extension CoverCoordinator: LivenessProbing {
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        queue.async(execute: reply)
+    }
+}

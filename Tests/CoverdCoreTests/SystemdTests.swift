@@ -1,0 +1,131 @@
+import CoverdCore
+import CoverdTestSupport
+import Dispatch
+import Logging
+import Synchronization
+import Testing
+
+/// Records what would have gone to systemd.
+final class RecordingNotifier: ReadinessNotifying {
+    private let sent = Mutex<[[String: String]]>([])
+    let watchdogInterval: Duration?
+
+    init(watchdog: Duration? = nil) {
+        watchdogInterval = watchdog
+    }
+
+    func notify(_ assignments: [(key: String, value: String)]) -> Int32? {
+        sent.withLock { $0.append(Dictionary(assignments, uniquingKeysWith: { $1 })) }
+        return nil
+    }
+
+    var messages: [[String: String]] { sent.withLock { $0 } }
+    func values(_ key: String) -> [String] { messages.compactMap { $0[key] } }
+}
+
+/// A work loop that answers probes only while it is not "hung".
+final class FakeLoop: LivenessProbing {
+    private let hung: Atomic<Bool>
+    private let queue = DispatchQueue(label: "fake-loop")
+
+    init(hung: Bool) {
+        self.hung = Atomic(hung)
+    }
+
+    func probe(_ reply: @escaping @Sendable () -> Void) {
+        guard !hung.load(ordering: .relaxed) else { return }
+        queue.async(execute: reply)
+    }
+}
+
+@Suite("systemd integration")
+struct SystemdTests {
+    @Test("Given no WATCHDOG_USEC, when a watchdog is made, then there is none")
+    func watchdogDisabled() {
+        #expect(Watchdog(notifier: RecordingNotifier(), probes: []) == nil)
+    }
+
+    @Test("Given loops that answer, when the watchdog ticks, then it pings at half the interval")
+    func watchdogPings() throws {
+        let notifier = RecordingNotifier(watchdog: .milliseconds(100))
+        let watchdog = try #require(Watchdog(notifier: notifier, probes: [FakeLoop(hung: false), FakeLoop(hung: false)]))
+        #expect(watchdog.pingPeriod == .milliseconds(50))
+        watchdog.start()
+        try waitUntil("three pings") { notifier.values("WATCHDOG").count >= 3 }
+        watchdog.stop()
+    }
+
+    @Test("Given one hung loop, when the watchdog ticks, then it never pings")
+    func watchdogCatchesHungLoop() throws {
+        let notifier = RecordingNotifier(watchdog: .milliseconds(40))
+        let hung = FakeLoop(hung: true)
+        let healthy = FakeLoop(hung: false)
+        let watchdog = try #require(Watchdog(notifier: notifier, probes: [healthy, hung]))
+        watchdog.start()
+        // A healthy watchdog in parallel proves ticks happen meanwhile.
+        let control = RecordingNotifier(watchdog: .milliseconds(40))
+        let controlDog = try #require(Watchdog(notifier: control, probes: [healthy]))
+        controlDog.start()
+        try waitUntil("the control watchdog's fifth ping") { control.values("WATCHDOG").count >= 5 }
+        #expect(notifier.values("WATCHDOG").isEmpty)
+        watchdog.stop()
+        controlDog.stop()
+    }
+
+    @Test("Given a burst of progress while busy, when reported, then STATUS= is coalesced and the settled state goes out at once")
+    func statusCoalescing() throws {
+        let notifier = RecordingNotifier()
+        let bus = EventBus()
+        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
+        reporter.start()
+        bus.post(LifecycleChanged(.ready))
+        for cached in 0..<200 {
+            bus.post(SyncProgress(summary: SyncSummary(albums: 201, cached: cached, pending: 201 - cached, failed: 0)))
+        }
+        bus.post(SyncProgress(summary: SyncSummary(albums: 201, cached: 200, pending: 0, failed: 1)))
+        reporter.flush()
+        let statuses = notifier.values("STATUS")
+        #expect(statuses.count <= 3, "\(statuses)")
+        #expect(statuses.last == "201 albums: 200 cached, 0 pending, 1 failed")
+        #expect(notifier.values("READY") == ["1"])
+    }
+
+    @Test("Given the lifecycle, when reported, then RELOADING carries MONOTONIC_USEC and STOPPING is sent")
+    func lifecycle() throws {
+        let notifier = RecordingNotifier()
+        let bus = EventBus()
+        let reporter = SystemdReporter(notifier: notifier, bus: bus)
+        reporter.start()
+        bus.post(LifecycleChanged(.reloading))
+        bus.post(LifecycleChanged(.ready))
+        bus.post(LifecycleChanged(.stopping))
+        reporter.flush()
+        let messages = notifier.messages
+        #expect(messages[0]["RELOADING"] == "1")
+        #expect(UInt64(messages[0]["MONOTONIC_USEC"] ?? "") ?? 0 > 0)
+        #expect(messages[1]["READY"] == "1")
+        #expect(messages[2]["STOPPING"] == "1")
+        #expect(messages[2]["STATUS"] == "0 albums: 0 cached, 0 pending, 0 failed; stopping")
+    }
+
+    @Test("Given metadata keys, when mapped to journal fields, then names are valid and prefixed")
+    func journalFieldNames() {
+        #expect(JournalLogHandler.fieldName(for: "event") == "COVERD_EVENT")
+        #expect(JournalLogHandler.fieldName(for: "album_id") == "COVERD_ALBUM_ID")
+        #expect(JournalLogHandler.fieldName(for: "duration-ms.x") == "COVERD_DURATION_MS_X")
+        #expect(JournalLogHandler.fieldName(for: String(repeating: "a", count: 100))?.count == 64)
+        #expect(JournalLogHandler.fieldName(for: "") == nil)
+    }
+
+    @Test("Given log levels, when mapped, then PRIORITY follows syslog")
+    func priorities() {
+        #expect(Logger.Level.allCases.map(JournalLogHandler.priority) == [7, 7, 6, 5, 4, 3, 2])
+    }
+
+    @Test("Given JOURNAL_STREAM for another stream, when the target is auto, then stderr is used")
+    func autoTarget() {
+        #expect(LogTarget.auto.resolved(environment: [:]) == .stderr)
+        #expect(LogTarget.auto.resolved(environment: ["JOURNAL_STREAM": "1:1"]) == .stderr)
+        #expect(LogTarget.journal.resolved(environment: [:]) == .journal)
+    }
+}
