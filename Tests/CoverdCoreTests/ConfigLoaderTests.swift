@@ -125,4 +125,18 @@ struct ConfigLoaderTests {
         expected.file = configuration.file
         #expect(configuration == expected)
     }
+
+    @Test("Given two bad keys, when loaded, then the first in the file is reported")
+    func firstProblemInFileOrder() {
+        let failure = error("[retry]\ninitial_delay = \"soon\"\n[fetch]\nconcurrency = \"many\"\n")
+        #expect(failure?.key == "retry.initial_delay")
+        #expect(failure?.line == 2)
+    }
+
+    @Test("Given an inline table and a multi-line string, when a key inside is bad, then the right line is named")
+    func inlineTablesAndStrings() {
+        let failure = error("log_target = \"auto\"\n\n\nfetch = { per_host = \"six\" }\n")
+        #expect(failure?.line == 4)
+        #expect(failure?.key == "fetch.per_host")
+    }
 }

@@ -143,4 +143,16 @@ struct AlbumIDTests {
     func validIDs(text: String) {
         #expect(AlbumID.isValid(text))
     }
+
+    @Test("Given a record file over the size limit, when read, then it is refused unparsed with its size")
+    func sizeLimit() throws {
+        let directory = TestDirectory()
+        var limits = RecordLimits()
+        limits.maxFileBytes = 1024
+        let path = directory.file("big.json")
+        try writeAtomically(String(repeating: " ", count: 2000) + "[]", to: path)
+        #expect(throws: RecordFileError.tooLarge(path: path, size: 2002, limit: 1024)) {
+            try RecordFileReader(limits: limits).read(path, kind: .json)
+        }
+    }
 }

@@ -50,10 +50,17 @@ struct SyncPlannerTests {
         FetchedBody(bytes: [UInt8](repeating: 1, count: bytes), httpStatus: 200, effectiveURL: "", duration: .milliseconds(5))
     }
 
-    func prepared(_ request: PrepareRequest) -> PreparedFiles {
+    func prepared(_ request: PrepareRequest, bytes: Int = 100) -> PreparedFiles {
         var temporaries: [AlbumID: TemporaryCover] = [:]
-        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: request.body.bytes.count) }
-        return PreparedFiles(temporaries: temporaries, bytes: request.body.bytes.count, httpStatus: 200, duration: .milliseconds(5))
+        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: bytes) }
+        return PreparedFiles(temporaries: temporaries, bytes: bytes, httpStatus: 200, duration: .milliseconds(5))
+    }
+
+    /// Fetches and stores `album`'s cover, returning the effects of the store.
+    mutating func cache(_ album: Album) throws -> [SyncEffect] {
+        let fetch = try #require(planner.update([album], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
+        return planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
     }
 
     @Test("Given a new album, when updated, then it is pending, announced, indexed and fetched")
@@ -224,7 +231,8 @@ struct SyncPlannerTests {
         let gone = try album("gone")
         planner.load([IndexRow(album: gone, state: .cached, updatedAt: now)])
         _ = planner.update([try album("kept")], now: now, files: files)
-        let effects = planner.scanCompleted(.startup, ids: [try AlbumID(validating: "kept")], files: files)
+        let scan = RecordScanCompleted(reason: .startup, albumCount: 1, fileCount: 1, albumIDs: [try AlbumID(validating: "kept")])
+        let effects = planner.scanCompleted(scan, now: now, files: files)
         #expect(effects.deletes == [gone.id])
         #expect(files.removed == [gone.id])
         #expect(effects.posted(AlbumRemoved.self).map(\.id) == [gone.id])
@@ -243,13 +251,100 @@ struct SyncPlannerTests {
         #expect(effects.rows.first { $0.id.rawValue == "y" }?.error?.contains("corrupt") == true)
     }
 
-    @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a fetch of its own")
+    @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a copy of the stored cover")
     mutating func lateJoiner() throws {
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
         #expect(planner.update([try album("y")], now: now, files: files).fetches.isEmpty)
         let effects = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
         #expect(effects.posted(CoverCached.self).map(\.album.id.rawValue) == ["x"])
+        #expect(effects.fetches.isEmpty)
+        guard case .cachedCover(let source)? = effects.prepares.first?.source else { Issue.record("no copy"); return }
+        #expect(source.rawValue == "x")
+    }
+
+    @Test("Given a URL already cached for one album, when another album with it appears later, then it is copied, not fetched")
+    mutating func laterAlbumCopiesCachedURL() throws {
+        _ = try cache(try album("x"))
+        let effects = planner.update([try album("y")], now: now, files: files)
+        #expect(effects.fetches.isEmpty)
+        let request = try #require(effects.prepares.first)
+        guard case .cachedCover(let source) = request.source else { Issue.record("not a copy"); return }
+        #expect(source.rawValue == "x")
+        let stored = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["y"])
+        #expect(planner.summary.cached == 2)
+    }
+
+    @Test("Given a cached copy that turns out unusable, when preparing fails, then the URL is fetched instead")
+    mutating func copyFallsBackToFetch() throws {
+        _ = try cache(try album("x"))
+        let request = try #require(planner.update([try album("y")], now: now, files: files).prepares.first)
+        let effects = planner.prepared(request.fetchID, url: request.url, result: .failure(.sourceUnavailable("gone")), now: now, files: files)
         #expect(effects.fetches.count == 1)
+    }
+
+    @Test("Given a record whose URL changes to one that failed before, when updated, then it is fetched at once")
+    mutating func urlChangeOntoFailedURL() throws {
+        let bad = try #require(planner.update([try album("x", "http://h/bad.png")], now: now, files: files).fetches.first)
+        _ = planner.fetchFinished(bad.0, url: bad.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
+        _ = planner.update([try album("y")], now: now, files: files)
+        let effects = planner.update([try album("y", "http://h/bad.png")], now: now, files: files)
+        #expect(effects.fetches.map(\.1.string) == ["http://h/bad.png"])
+    }
+
+    @Test("Given a failed album retried, when the retry fails transiently, then it is pending again")
+    mutating func failedThenTransientIsPending() throws {
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        _ = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
+        let retry = try #require(planner.retryAll(now: now, files: files, flagged: []).fetches.first)
+        let effects = planner.fetchFinished(retry.0, url: retry.1, outcome: .failure(FetchFailure(kind: .http(503), message: "503")), now: now)
+        #expect(effects.rows.first?.state == .pending)
+        #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0))
+    }
+
+    @Test("Given renames that keep failing, when retried, then the backoff keeps growing")
+    mutating func commitFailureBacksOff() throws {
+        files.failCommits = true
+        var fetchID = try #require(planner.update([try album("x")], now: now, files: files).fetches.first).0
+        let url = try CoverURL(validating: "http://h/a.png")
+        var attempts: [Int] = []
+        var time = now
+        for _ in 0..<3 {
+            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).prepares.first)
+            let effects = planner.prepared(request.fetchID, url: url, result: .success(prepared(request)), now: time, files: files)
+            attempts.append(effects.rows.first?.attempts ?? -1)
+            let next = planner.nextWakeUp()
+            time = try #require(next)
+            fetchID = try #require(planner.timerFired(now: time).fetches.first).0
+        }
+        #expect(attempts == [1, 2, 3])
+    }
+
+    @Test("Given a record file that cannot be read at start, when the scan completes, then its albums stay until the file goes")
+    mutating func unreadableRecordKeepsAlbums() throws {
+        let kept = try album("x")
+        var row = IndexRow(album: kept, state: .cached, updatedAt: now)
+        row.bytes = 100
+        row.fileMTime = 1
+        planner.load([row])
+        files.files[kept.id] = FileStamp(bytes: 100, mtime: 1)
+        let scan = RecordScanCompleted(reason: .startup, albumCount: 0, fileCount: 0, albumIDs: [], unreadable: ["/r/a.json"])
+        let effects = planner.scanCompleted(scan, now: now, files: files)
+        #expect(effects.deletes.isEmpty)
+        #expect(files.removed.isEmpty)
+        #expect(planner.summary.cached == 1)
+        let gone = planner.recordsRemoved(["/r/a.json"], files: files)
+        #expect(gone.deletes == [kept.id])
+        #expect(planner.summary.albums == 0)
+    }
+
+    @Test("Given a URL change while the old URL downloads, when the old download finishes, then it is ignored")
+    mutating func staleOutcomeAfterURLChange() throws {
+        let old = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let changed = planner.update([try album("x", "http://h/new.png")], now: now, files: files)
+        #expect(changed.cancels == [old.0])
+        #expect(planner.fetchFinished(old.0, url: old.1, outcome: .success(body()), now: now).isEmpty)
+        #expect(planner.summary.pending == 1)
     }
 }

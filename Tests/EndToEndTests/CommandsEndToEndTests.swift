@@ -10,7 +10,7 @@ struct CommandsEndToEndTests {
         let world = try World()
         let png = try world.cover("added.png", seed: 3)
         let daemon = try world.startDaemon()
-        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        try daemon.waitUntilReady()
         let result = try runCoverd([
             "add", "--title", "Added", "--artist", "Someone", "--cover-url", world.server.url("added.png"),
             "--year", "2001", "--genre", "Jazz", "--records", world.records,

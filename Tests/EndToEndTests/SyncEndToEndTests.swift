@@ -84,7 +84,7 @@ struct SyncEndToEndTests {
         let replacement = try world.cover("replacement.png", seed: 3)
         let url = world.server.url
         let daemon = try world.startDaemon()
-        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        try daemon.waitUntilReady()
 
         // Added while running.
         try world.record("a.json", "[\(world.album("One", url("first.png"))), \(world.album("Two", url("second.png")))]")

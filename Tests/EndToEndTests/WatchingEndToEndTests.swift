@@ -11,7 +11,7 @@ struct WatchingEndToEndTests {
         try world.cover("a.png", seed: 1)
         try world.cover("b.png", seed: 2)
         let daemon = try world.startDaemon()
-        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        try daemon.waitUntilReady()
         let deep = world.records + "/x/y/z"
         try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
         try writeAtomically(world.album("Deep", world.server.url("a.png")), to: deep + "/deep.json")
@@ -32,7 +32,7 @@ struct WatchingEndToEndTests {
         let world = try World()
         try world.cover("a.png", seed: 1)
         let daemon = try world.startDaemon()
-        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        try daemon.waitUntilReady()
         let outside = world.directory.sub("outside") + "/a.json"
         try writeAtomically(world.album("A", world.server.url("a.png")), to: outside)
         try FileManager.default.moveItem(atPath: outside, toPath: world.records + "/a.json")
@@ -61,7 +61,7 @@ struct WatchingEndToEndTests {
         try world.cover("a.png", seed: 1)
         try world.cover("b.png", seed: 2)
         let daemon = try world.startDaemon()
-        try daemon.waitForStatus("an empty index") { $0.albums == 0 }
+        try daemon.waitUntilReady()
         let path = world.records + "/slow.json"
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o644)
         #expect(fd >= 0)
@@ -122,6 +122,56 @@ struct WatchingEndToEndTests {
         try waitUntil("ready") { daemon.log.contains("event=ready") }
         #expect(world.strayFiles().isEmpty)
         #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a record file broken while the daemon was stopped, when it restarts, then the albums and covers stay until the file is deleted")
+    func brokenFileAtRestartKeepsAlbums() throws {
+        let world = try World()
+        let png = try world.cover("a.png", seed: 1)
+        try world.record("a.json", world.album("A", world.server.url("a.png")))
+        let first = try world.startDaemon()
+        let id = try first.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
+        #expect(try first.stop() == 0)
+        try world.record("a.json", "[{ broken")
+        let second = try world.startDaemon()
+        try second.waitUntilReady()
+        try waitUntil("the broken file reported") { second.log.contains("a.json: not valid JSON") }
+        #expect(try second.status().cached == 1)
+        #expect(readBytes(world.coverPath(id)) == png)
+        #expect(!second.log.contains("event=album_removed"))
+        try FileManager.default.removeItem(atPath: world.records + "/a.json")
+        try second.waitForStatus("gone once the file is deleted") { $0.albums == 0 }
+        #expect(!FileManager.default.fileExists(atPath: world.coverPath(id)))
+        #expect(try second.stop() == 0)
+    }
+
+    @Test("Given the records directory deleted, when it is made again and filled, then the new records are fetched")
+    func recreatedRoot() throws {
+        let world = try World()
+        try world.cover("a.png", seed: 1)
+        try world.cover("b.png", seed: 2)
+        try world.record("a.json", world.album("A", world.server.url("a.png")))
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+        try FileManager.default.removeItem(atPath: world.records)
+        try daemon.waitForStatus("the deleted directory's album gone") { $0.albums == 0 }
+        try FileManager.default.createDirectory(atPath: world.records, withIntermediateDirectories: true)
+        try world.record("b.json", world.album("B", world.server.url("b.png")))
+        try daemon.waitForStatus("the new record cached") { $0.cached == 1 && $0.entries.first?.title == "B" }
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given thousands of records, when SIGTERM arrives during the first scan, then coverd still exits 0")
+    func sigtermDuringStartup() throws {
+        let world = try World()
+        for file in 0..<40 {
+            let albums = (0..<250).map { world.album("T\(file)-\($0)", "http://127.0.0.1:9/\(file)/\($0).png") }
+            try world.record("r\(file).json", "[" + albums.joined(separator: ",") + "]")
+        }
+        let daemon = try world.startDaemon()
+        try waitUntil("the daemon to start") { daemon.log.contains("event=started") }
+        #expect(try daemon.stop(signal: SIGTERM, timeout: 30) == 0)
+        #expect(world.strayFiles().isEmpty)
     }
 }
 
@@ -188,6 +238,34 @@ struct FetchingEndToEndTests {
         let snapshot = try daemon.waitForStatus("both failed") { $0.failed == 2 }
         for entry in snapshot.entries { #expect(entry.error == "response is larger than the 65536-byte limit") }
         #expect(daemon.isRunning)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a URL cached for one album, when another album with it is added later, then no second request is made")
+    func sharedAcrossBatches() throws {
+        let world = try World()
+        let png = try world.cover("shared.png", seed: 5)
+        try world.record("a.json", world.album("First", world.server.url("shared.png")))
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("first cached") { $0.cached == 1 }
+        try world.record("b.json", world.album("Second", world.server.url("shared.png")))
+        let snapshot = try daemon.waitForStatus("second cached") { $0.cached == 2 }
+        for entry in snapshot.entries { #expect(readBytes(world.coverPath(entry.id)) == png) }
+        #expect(try world.server.requestCount("/shared.png") == 1)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a download in progress, when its record is deleted, then the transfer is cancelled")
+    func deletionCancelsDownload() throws {
+        let world = try World()
+        try world.server.serve(PNGFixture.make(width: 64, height: 64), at: "slow.png")
+        try world.record("a.json", world.album("Slow", world.server.url("fault/slow/50/slow.png")))
+        let daemon = try world.startDaemon()
+        try waitUntil("the download to start") { try world.server.requests().inFlight == 1 }
+        try FileManager.default.removeItem(atPath: world.records + "/a.json")
+        try daemon.waitForStatus("the album gone") { $0.albums == 0 }
+        try waitUntil("the server to see the connection dropped", timeout: 10) { try world.server.requests().inFlight == 0 }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers").isEmpty)
         #expect(try daemon.stop() == 0)
     }
 }

@@ -63,6 +63,7 @@ public final class CoverServer: Sendable {
         public var total: Int
         public var paths: [String: Int]
         public var maxInFlight: Int
+        public var inFlight: Int
         public var userAgents: [String]
     }
 
@@ -70,9 +71,10 @@ public final class CoverServer: Sendable {
         let data = try curlGet(url("/__requests"))
         guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
             let total = object["total"] as? Int, let paths = object["paths"] as? [String: Int],
-            let maxInFlight = object["max_in_flight"] as? Int, let agents = object["user_agents"] as? [String]
+            let maxInFlight = object["max_in_flight"] as? Int, let inFlight = object["in_flight"] as? Int,
+            let agents = object["user_agents"] as? [String]
         else { throw CocoaError(.fileReadCorruptFile) }
-        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, userAgents: agents)
+        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, inFlight: inFlight, userAgents: agents)
     }
 
     public func requestCount(_ path: String) throws -> Int {

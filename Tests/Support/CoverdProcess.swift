@@ -146,6 +146,11 @@ public final class CoverdDaemon: Sendable {
         }
     }
 
+    /// Waits until the first scan is done and the watch is armed (the `ready` log line).
+    public func waitUntilReady(timeout: Double = 30) throws {
+        try waitUntil("coverd to log ready", timeout: timeout) { log.contains("event=ready") }
+    }
+
     /// Sends `signal` and waits for the exit status.
     public func stop(signal: Int32 = SIGTERM, timeout: Double = 15) throws -> Int32 {
         kill(process.processIdentifier, signal)

@@ -88,7 +88,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 body = json.dumps({
                     "total": sum(COUNTS.values()), "paths": COUNTS,
-                    "max_in_flight": IN_FLIGHT["max"], "user_agents": sorted(AGENTS),
+                    "max_in_flight": IN_FLIGHT["max"], "in_flight": IN_FLIGHT["now"], "user_agents": sorted(AGENTS),
                 }).encode()
             return self.respond(200, body, "application/json")
         if self.path == "/__reset":

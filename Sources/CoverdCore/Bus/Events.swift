@@ -51,13 +51,29 @@ public struct RecordScanCompleted: BusMessage {
     public var fileCount: Int
     /// Every album id the records hold after the scan.
     public var albumIDs: Set<AlbumID>
+    /// Record files and directories that exist but could not be read: the
+    /// albums they held before are kept, not removed.
+    public var unreadable: Set<String>
 
-    public init(reason: Reason, albumCount: Int, fileCount: Int, albumIDs: Set<AlbumID>) {
+    public init(reason: Reason, albumCount: Int, fileCount: Int, albumIDs: Set<AlbumID>, unreadable: Set<String> = []) {
         self.reason = reason
         self.albumCount = albumCount
         self.fileCount = fileCount
         self.albumIDs = albumIDs
+        self.unreadable = unreadable
     }
+
+    /// Whether `record` is, or lies under, an unreadable path.
+    public func isUnreadable(_ record: String) -> Bool {
+        unreadable.contains(record) || unreadable.contains { record.hasPrefix($0 + "/") }
+    }
+}
+
+/// Record files or directories that were deleted or moved away. Albums
+/// known only from the index (their file could not be read) go with them.
+public struct RecordFilesRemoved: BusMessage {
+    public var paths: [String]
+    public init(paths: [String]) { self.paths = paths }
 }
 
 // MARK: Posted by the coordinator

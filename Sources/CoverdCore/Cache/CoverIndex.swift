@@ -40,6 +40,14 @@ public struct IndexRow: Sendable, Equatable {
     }
 }
 
+extension IndexRow {
+    /// The album as the index remembers it; nil if the stored URL is no longer valid.
+    public var album: Album? {
+        guard let url = try? CoverURL(validating: coverURL) else { return nil }
+        return Album(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url, record: record, position: "from the index")
+    }
+}
+
 /// A change to the index; many are applied in one transaction.
 public enum IndexChange: Sendable {
     case upsert(IndexRow)
@@ -92,13 +100,17 @@ public final class CoverIndex: Sendable {
     private static let columns =
         "id, title, artist, year, genre, cover_url, record, state, error, attempts, next_retry, bytes, file_mtime, http_status, updated_at"
 
-    /// Every row, ordered by id.
+    /// Every row, ordered by id. An index the daemon is still creating has none.
     public func rows() throws(IndexError) -> [IndexRow] {
         try connection.withLock { db throws(IndexError) -> [IndexRow] in
             var rows: [IndexRow] = []
+            var hasTable = false
+            try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'albums'").query { _ in hasTable = true }
+            guard hasTable else { return [] }
             let statement = try db.prepare("SELECT \(CoverIndex.columns) FROM albums ORDER BY id")
             try statement.query { row in
-                guard let id = row.text(0), let url = row.text(5), let stateText = row.text(7),
+                // A row that is not coverd's own (an invalid id could name a path) is skipped.
+                guard let id = row.text(0), AlbumID.isValid(id), let url = row.text(5), let stateText = row.text(7),
                     let state = CoverState(rawValue: stateText)
                 else { return }
                 rows.append(

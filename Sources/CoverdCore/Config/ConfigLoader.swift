@@ -87,7 +87,9 @@ public struct ConfigLoader: Sendable {
         }
         let locator = TOMLKeyLocator(text: text)
         let baseDirectory = (file as NSString).deletingLastPathComponent
-        for (key, value) in values {
+        // In file order, so the first problem reported is the first in the file.
+        let ordered = values.enumerated().sorted { (locator.line(of: $0.element.key), $0.offset) < (locator.line(of: $1.element.key), $1.offset) }
+        for (key, value) in ordered.map(\.element) {
             do {
                 try ConfigSchema.apply(key: key, value: value, to: &configuration, baseDirectory: baseDirectory, home: environment["HOME"])
             } catch {
@@ -132,8 +134,16 @@ struct TOMLKeyLocator {
 
     init(text: String) {
         var table = ""
+        var openString: String?  // The delimiter of a multi-line string being skipped.
         for (offset, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if let delimiter = openString {
+                if line.contains(delimiter) { openString = nil }
+                continue
+            }
+            for delimiter in ["\"\"\"", "'''"] where line.components(separatedBy: delimiter).count == 2 {
+                openString = delimiter  // Opened on this line and not closed on it.
+            }
             if line.hasPrefix("[") {
                 let name = line.drop(while: { $0 == "[" }).prefix(while: { $0 != "]" })
                 table = TOMLKeyLocator.unquote(String(name))
@@ -147,8 +157,14 @@ struct TOMLKeyLocator {
 
     func line(of key: String) -> Int {
         if let match = lines.first(where: { $0.key == key }) { return match.line }
-        let table = key.split(separator: ".").dropLast().joined(separator: ".")
-        return lines.first(where: { $0.key == nil && $0.table == table })?.line ?? 1
+        // An inline table (`fetch = { concurrency = 4 }`) or a table header holds the key.
+        var parts = key.split(separator: ".").map(String.init)
+        while parts.count > 1 {
+            parts.removeLast()
+            let prefix = parts.joined(separator: ".")
+            if let match = lines.first(where: { $0.key == prefix || ($0.key == nil && $0.table == prefix) }) { return match.line }
+        }
+        return 1
     }
 
     private static func unquote(_ text: String) -> String {

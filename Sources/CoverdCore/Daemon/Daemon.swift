@@ -31,6 +31,8 @@ public final class Daemon: Sendable {
     private let configuration: Mutex<Configuration>
     private let stopRequested = DispatchSemaphore(value: 0)
     private let stopping = Atomic<Bool>(false)
+    /// A SIGHUP before the first scan finished is acted on once the daemon is ready.
+    private let readiness = Mutex((ready: false, reloadPending: false))
 
     /// - Parameter reloadConfiguration: re-reads the configuration on SIGHUP
     ///   (the same file and flags as at start).
@@ -47,72 +49,39 @@ public final class Daemon: Sendable {
 
     /// Runs until asked to stop; returns after a clean shutdown.
     public func run() throws(DaemonError) {
+        // Signals first: a SIGTERM or SIGHUP during a long first scan must not kill the process.
+        let signals = SignalWatcher()
+        signals.on([SIGTERM, SIGINT]) { [weak self] _ in self?.requestStop() }
+        signals.on([SIGHUP]) { [weak self] _ in self?.reload() }
+        defer { signals.cancel() }
+
         let config = configuration.withLock { $0 }
-        bus.post(LifecycleChanged(.started, detail: "records \(config.recordsDirectory), cache \(config.cacheDirectory), \(CurlFetcher.libcurlVersion.split(separator: " ").prefix(2).joined(separator: " "))"))
-
-        let store = CoverStore(cacheDirectory: config.cacheDirectory)
-        let index: CoverIndex
-        let rows: [IndexRow]
-        do {
-            try makeDirectories(config.cacheDirectory)
-            try store.createDirectory()
-        } catch {
-            throw DaemonError("cannot create the cache directory: \(error)", errno: error.code)
-        }
-        let leftovers = store.removeLeftovers()
-        if !leftovers.isEmpty {
-            bus.post(OperationFailed(operation: "finish writes interrupted by a crash", error: "removed \(leftovers.count) temporary file(s) from \(store.directory)"))
-        }
-        do {
-            index = try CoverIndex(cacheDirectory: config.cacheDirectory)
-            rows = try index.rows()
-        } catch {
-            throw DaemonError("cannot open the index: \(error)", errno: EIO)
-        }
-        let fetcher: CurlFetcher
-        do {
-            fetcher = try CurlFetcher(settings: config.fetch)
-        } catch {
-            throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
-        }
-        let bus = self.bus
-        let writer = IndexWriter(index: index) { error in
-            bus.post(OperationFailed(operation: "write the index", error: error.description))
-        }
-        let coordinator = CoverCoordinator(bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config)
-        coordinator.start(rows: rows)
-
-        let watcher: RecordWatcher
-        do {
-            watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
-        } catch {
-            fetcher.shutdown()
-            throw DaemonError("cannot watch the records directory: \(error)", errno: error.code)
-        }
+        let curl = CurlFetcher.libcurlVersion.split(separator: " ").prefix(2).joined(separator: " ")
+        bus.post(LifecycleChanged(.started, detail: "records \(config.recordsDirectory), cache \(config.cacheDirectory), \(curl)"))
+        let parts = try DaemonParts(configuration: config, bus: bus)
         // Pings travel through every work loop; started before the first scan, which may take a while.
-        let watchdog = Watchdog(notifier: notifier, probes: [coordinator, watcher, fetcher, writer])
+        let watchdog = Watchdog(notifier: notifier, probes: parts.probes)
         watchdog?.start()
+        let bus = self.bus
         let readyAfterReload = bus.observe(RecordScanCompleted.self, on: DispatchQueue(label: "coverd.lifecycle")) { message in
             guard message.reason == .reload else { return }
             bus.post(LifecycleChanged(.ready, detail: "\(message.albumCount) albums in \(message.fileCount) record files"))
         }
-        watcher.start()
-        bus.post(LifecycleChanged(.ready, detail: "\(watcher.albumCount) albums from \(config.recordsDirectory)"))
+        parts.watcher.start()
+        bus.post(LifecycleChanged(.ready, detail: "\(parts.watcher.albumCount) albums from \(config.recordsDirectory)"))
+        if readiness.withLock({ state in
+            state.ready = true
+            defer { state.reloadPending = false }
+            return state.reloadPending
+        }) {
+            reload()
+        }
 
-        let signals = SignalWatcher()
-        signals.on([SIGTERM, SIGINT]) { [weak self] _ in self?.requestStop() }
-        signals.on([SIGHUP]) { [weak self] _ in self?.reload() }
         stopRequested.wait()
-
         bus.post(LifecycleChanged(.stopping))
         watchdog?.stop()
-        signals.cancel()
         readyAfterReload.cancel()
-        watcher.stop()
-        coordinator.stop()
-        fetcher.shutdown()
-        coordinator.finish()
-        _ = store.removeLeftovers()
+        parts.shutDown()
     }
 
     /// Asks `run()` to shut down; safe from any thread, more than once.
@@ -125,6 +94,11 @@ public final class Daemon: Sendable {
     /// invalid), then the watcher rescans and the coordinator retries.
     private func reload() {
         guard !stopping.load(ordering: .acquiring) else { return }
+        let deferred = readiness.withLock { state -> Bool in
+            if !state.ready { state.reloadPending = true }
+            return !state.ready
+        }
+        guard !deferred else { return }
         bus.post(LifecycleChanged(.reloading))
         let next: Configuration
         do {

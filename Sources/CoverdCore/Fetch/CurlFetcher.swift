@@ -13,11 +13,14 @@ public final class CurlFetcher: CoverFetching {
     private let userAgent: String
     private let stopped = DispatchSemaphore(value: 0)
     private let isShutDown = Atomic<Bool>(false)
+    /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
+    public let notes: [String]
 
     public init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()
         let setup = try TransferSetup(settings: settings, userAgent: userAgent)
+        notes = setup.notes
         let inbox = self.inbox
         let stopped = self.stopped
         let thread = Thread {
@@ -33,11 +36,10 @@ public final class CurlFetcher: CoverFetching {
     }
 
     public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
-        guard !isShutDown.load(ordering: .acquiring) else {
+        guard inbox.send(.start(id, url, completion)) else {
             completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
             return
         }
-        inbox.send(.start(id, url, completion))
     }
 
     public func cancel(_ id: FetchID) {

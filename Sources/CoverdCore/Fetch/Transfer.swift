@@ -17,6 +17,10 @@ final class Transfer {
 
     private(set) var body: [UInt8] = []
     private(set) var exceededLimit = false
+    private(set) var abandonedErrorBody = false
+    private var discarded = 0
+    /// An error page longer than this is abandoned (the status is all coverd needs).
+    static let errorBodyLimit = 64 * 1024
     private(set) var status = 0
     private(set) var reason = ""
     private(set) var retryAfter: String?
@@ -46,7 +50,15 @@ final class Transfer {
     /// Body bytes. Returning fewer than offered makes libcurl abort with
     /// CURLE_WRITE_ERROR: the size cap holds even without a Content-Length.
     fileprivate func receive(_ data: UnsafeRawBufferPointer) -> Int {
-        guard (200...299).contains(status) else { return data.count }  // An error page is read and dropped.
+        guard (200...299).contains(status) else {
+            // An error page is read and dropped, up to a limit, so the connection can be reused.
+            discarded += data.count
+            if discarded > Transfer.errorBodyLimit {
+                abandonedErrorBody = true
+                return 0
+            }
+            return data.count
+        }
         guard body.count + data.count <= maxBytes else {
             exceededLimit = true
             return 0

@@ -33,7 +33,7 @@ final class TransferLoop {
         while true {
             for command in inbox.drain() {
                 if case .shutdown = command {
-                    cancelEverything()
+                    shutDown()
                     return
                 }
                 handle(command)
@@ -141,10 +141,22 @@ final class TransferLoop {
         transfer.completion(outcome)
     }
 
+    /// Resets the handle before anything else, so that no option (the error
+    /// buffer, the callback data) still points into a transfer being released.
     private func recycle(_ easy: CurlEasy) {
-        guard pool.count < admission.concurrency else { return }
         easy.reset()
+        guard pool.count < admission.concurrency else { return }
         pool.append(easy)
+    }
+
+    /// Closes the inbox and completes every fetch, queued or running, as cancelled.
+    private func shutDown() {
+        for command in inbox.close() {
+            if case .start(_, _, let completion) = command {
+                completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            }
+        }
+        cancelEverything()
     }
 
     private func cancelEverything() {

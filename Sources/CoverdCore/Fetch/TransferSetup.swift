@@ -9,6 +9,8 @@ struct TransferSetup {
     /// The system CA bundle followed by `ca_file`, so a private CA is trusted
     /// in addition to the public ones; `nil` uses libcurl's defaults.
     let caBundle: [UInt8]?
+    /// Things worth a warning that did not prevent the setup.
+    private(set) var notes: [String] = []
 
     init(settings: FetchSettings, userAgent: String) throws(SystemError) {
         self.settings = settings
@@ -18,9 +20,13 @@ struct TransferSetup {
             return
         }
         var bundle: [UInt8] = []
-        // Without a readable system bundle only ca_file is trusted: stricter, never looser.
-        if let system = CurlGlobal.defaultCABundle, let bytes = try? readRegularFile(system, limit: 16 << 20) {
-            bundle = bytes + [0x0A]
+        if let system = CurlGlobal.defaultCABundle {
+            do {
+                bundle = try readRegularFile(system, limit: 16 << 20) + [0x0A]
+            } catch {
+                // Stricter, never looser: only ca_file is trusted then.
+                notes.append("cannot read the system CA bundle \(system) (\(error)); trusting only \(caFile)")
+            }
         }
         do {
             bundle += try readRegularFile(caFile, limit: 16 << 20)
@@ -89,6 +95,12 @@ struct TransferSetup {
             let reason = transfer.reason.isEmpty ? "" : " \(transfer.reason)"
             let message = (300...399).contains(status) ? "HTTP \(status)\(reason) (a redirect without a usable Location)" : "HTTP \(status)\(reason)"
             return .failure(FetchFailure(kind: .http(status), message: message, httpStatus: status, retryAfter: retryAfter, duration: duration))
+        case CURLE_WRITE_ERROR where transfer.abandonedErrorBody:
+            // The status said enough; the rest of a long error page was not worth reading.
+            return .failure(FetchFailure(
+                kind: .http(transfer.status), message: "HTTP \(transfer.status)" + (transfer.reason.isEmpty ? "" : " \(transfer.reason)"),
+                httpStatus: transfer.status, retryAfter: transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) },
+                duration: duration))
         case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
             return failure(.tooLarge, "response is larger than the \(settings.maxBytes)-byte limit")
         case CURLE_TOO_MANY_REDIRECTS:

@@ -44,6 +44,14 @@ public enum RecordFileError: Error, Sendable, Equatable, CustomStringConvertible
     case unexpectedShape(path: String, reason: String)
     case invalidArchive(path: String, reason: String)
 
+    /// True when the file was read but its contents are wrong (as opposed to unreadable).
+    public var isAboutContent: Bool {
+        switch self {
+        case .invalidJSON, .unexpectedShape, .invalidArchive: return true
+        case .cannotOpen, .notRegularFile, .tooLarge, .readFailed: return false
+        }
+    }
+
     public var path: String {
         switch self {
         case .cannotOpen(let path, _), .notRegularFile(let path, _), .tooLarge(let path, _, _),

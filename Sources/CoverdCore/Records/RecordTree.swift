@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -11,6 +12,16 @@ struct RecordTreeOutput {
     var fileErrors: [RecordFileError] = []
     var problems: [SystemError] = []
     var overflowed = false
+    /// Record files and directories that exist but could not be read: the
+    /// albums they held stay, whatever a scan did not see in them.
+    var unreadable: Set<String> = []
+    /// Record files and directories that went away.
+    var gone: [String] = []
+    /// Files found in a just-created directory that did not parse and were
+    /// modified a moment ago: probably still being written. Read them again later.
+    var recheck: [String] = []
+    /// The records directory itself was deleted or moved away.
+    var rootGone = false
 }
 
 /// The records directory as the watcher knows it: the catalog of albums by
@@ -41,10 +52,12 @@ struct RecordTree {
     mutating func scan(force: Bool, into output: inout RecordTreeOutput) {
         var seen: Set<String> = []
         scanDirectory(root, force: force, seen: &seen, into: &output)
-        for path in catalog.paths where !seen.contains(path) {
+        let unreadableDirectories = output.unreadable.map { $0 + "/" }
+        for path in catalog.paths where !seen.contains(path) && !unreadableDirectories.contains(where: path.hasPrefix) {
             output.change.merge(catalog.remove(path: path))
+            output.gone.append(path)
         }
-        signatures = signatures.filter { seen.contains($0.key) }
+        signatures = signatures.filter { seen.contains($0.key) || unreadableDirectories.contains(where: $0.key.hasPrefix) }
     }
 
     /// Applies queued inotify events. File events for the same path within
@@ -56,7 +69,7 @@ struct RecordTree {
         for event in events {
             if event.name.isEmpty {
                 if event.path == root && (event.has(IN_DELETE_SELF) || event.has(IN_MOVE_SELF)) {
-                    output.problems.append(SystemError("watch", path: root, code: ENOENT))
+                    output.rootGone = true
                 }
                 continue
             }
@@ -65,10 +78,12 @@ struct RecordTree {
                 apply(&pending, into: &output)  // Keep file and directory changes in order.
                 if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
                     var seen: Set<String> = []
-                    scanDirectory(event.path, force: true, seen: &seen, into: &output)
+                    // A just-created directory may be filling up (`mkdir d && cp x.json d/`).
+                    scanDirectory(event.path, force: true, fresh: event.has(IN_CREATE), seen: &seen, into: &output)
                 } else if event.has(IN_DELETE) || event.has(IN_MOVED_FROM) {
                     inotify.unwatch(under: event.path)
                     output.change.merge(catalog.remove(under: event.path))
+                    output.gone.append(event.path)
                     signatures = signatures.filter { !$0.key.hasPrefix(event.path + "/") }
                 }
                 continue
@@ -96,7 +111,33 @@ struct RecordTree {
         pending = PendingFileActions()
     }
 
-    private mutating func scanDirectory(_ directory: String, force: Bool, seen: inout Set<String>, into output: inout RecordTreeOutput) {
+    /// The records directory was deleted or moved away: its albums go, and it
+    /// is made again and watched, so that records dropped into a recreated
+    /// directory are still noticed.
+    mutating func recreateRoot(into output: inout RecordTreeOutput) {
+        inotify.unwatch(under: root)
+        output.change.merge(catalog.remove(under: root))
+        output.gone.append(root)
+        signatures = [:]
+        do {
+            try makeDirectories(root)
+        } catch {
+            output.problems.append(error)
+            return
+        }
+        var seen: Set<String> = []
+        scanDirectory(root, force: true, seen: &seen, into: &output)
+    }
+
+    /// Reads a file again after a pause (see `RecordTreeOutput.recheck`), reporting problems this time.
+    mutating func recheck(_ path: String, into output: inout RecordTreeOutput) {
+        guard let kind = RecordFileKind(fileName: (path as NSString).lastPathComponent) else { return }
+        read(path, kind: kind, into: &output)
+    }
+
+    private mutating func scanDirectory(
+        _ directory: String, force: Bool, fresh: Bool = false, seen: inout Set<String>, into output: inout RecordTreeOutput
+    ) {
         // Watch first, then list: a file created in between is seen by one or the other.
         do {
             try inotify.watch(directory)
@@ -105,6 +146,7 @@ struct RecordTree {
         }
         guard let dir = opendir(directory) else {
             output.problems.append(SystemError("opendir", path: directory))
+            output.unreadable.insert(directory)
             return
         }
         var entries: [(name: String, type: UInt8)] = []
@@ -122,11 +164,11 @@ struct RecordTree {
                 entryType = info.st_mode & S_IFMT == S_IFDIR ? UInt8(DT_DIR) : UInt8(DT_REG)
             }
             if entryType == UInt8(DT_DIR) {
-                scanDirectory(path, force: force, seen: &seen, into: &output)
+                scanDirectory(path, force: force, fresh: fresh, seen: &seen, into: &output)
             } else if let kind = RecordFileKind(fileName: name) {
                 seen.insert(path)
                 if force || signature(of: path) != signatures[path] || !catalog.contains(path: path) {
-                    read(path, kind: kind, into: &output)
+                    read(path, kind: kind, mayBeIncomplete: fresh, into: &output)
                 }
             }
         }
@@ -134,7 +176,7 @@ struct RecordTree {
 
     /// Reads one record file into the catalog. A file that cannot be used
     /// keeps the albums it held before; one that vanished is forgotten.
-    private mutating func read(_ path: String, kind: RecordFileKind, into output: inout RecordTreeOutput) {
+    private mutating func read(_ path: String, kind: RecordFileKind, mayBeIncomplete: Bool = false, into output: inout RecordTreeOutput) {
         let identity = signature(of: path)
         do {
             let contents = try reader.read(path, kind: kind)
@@ -145,7 +187,12 @@ struct RecordTree {
                 forget(path, into: &output)
                 return
             }
+            if mayBeIncomplete, error.isAboutContent, let identity, Date().timeIntervalSince1970 - Double(identity.mtime) / 1e9 < 2 {
+                output.recheck.append(path)
+                return
+            }
             output.fileErrors.append(error)
+            output.unreadable.insert(path)
         }
         signatures[path] = identity
     }
@@ -153,6 +200,7 @@ struct RecordTree {
     private mutating func forget(_ path: String, into output: inout RecordTreeOutput) {
         signatures[path] = nil
         output.change.merge(catalog.remove(path: path))
+        output.gone.append(path)
     }
 
     private func signature(of path: String) -> FileSignature? {

@@ -58,10 +58,31 @@ public final class RecordWatcher: Sendable {
 
     private func drain() {
         var output = RecordTreeOutput()
-        tree.withLock { $0.drainEvents(into: &output) }
+        tree.withLock { tree in
+            tree.drainEvents(into: &output)
+            if output.rootGone { tree.recreateRoot(into: &output) }
+        }
+        if output.rootGone {
+            bus.post(OperationFailed(
+                operation: "watch the records directory",
+                error: "it was deleted or moved away; its albums are gone, and it is watched again (recreated if need be)"))
+        }
         publish(output)
         if output.overflowed {
             rescan(reason: .overflow)
+        }
+    }
+
+    /// Files that may have been caught mid-write are read again after the writer had time to finish.
+    private func scheduleRechecks(_ paths: [String]) {
+        guard !paths.isEmpty else { return }
+        queue.asyncAfter(deadline: .now() + .seconds(2)) { [weak self] in
+            guard let self else { return }
+            var output = RecordTreeOutput()
+            self.tree.withLock { tree in
+                for path in paths { tree.recheck(path, into: &output) }
+            }
+            self.publish(output)
         }
     }
 
@@ -72,16 +93,19 @@ public final class RecordWatcher: Sendable {
             return (Set(tree.catalog.albums.map(\.id)), tree.catalog.fileCount)
         }
         publish(output)
-        bus.post(RecordScanCompleted(reason: reason, albumCount: albums.count, fileCount: files, albumIDs: albums))
+        bus.post(RecordScanCompleted(
+            reason: reason, albumCount: albums.count, fileCount: files, albumIDs: albums, unreadable: output.unreadable))
     }
 
     private func publish(_ output: RecordTreeOutput) {
+        scheduleRechecks(output.recheck)
         for error in output.fileErrors { bus.post(RecordFileFailed(error: error)) }
         for rejection in output.rejections { bus.post(RecordRejected(rejection: rejection)) }
         for duplicate in output.change.duplicates { bus.post(DuplicateAlbumFound(duplicate: duplicate)) }
         for problem in output.problems { bus.post(OperationFailed(operation: "watch the records", error: problem.description)) }
         let removed = output.change.removed
         if !removed.isEmpty { bus.post(AlbumsWithdrawn(albums: removed)) }
+        if !output.gone.isEmpty { bus.post(RecordFilesRemoved(paths: output.gone)) }
         let upserted = output.change.upserted
         if !upserted.isEmpty { bus.post(AlbumsUpdated(albums: upserted)) }
     }

@@ -57,6 +57,9 @@ public final class CoverCoordinator: Sendable {
             bus.observe(RecordScanCompleted.self, on: queue) { [weak self] message in
                 self?.scanCompleted(message)
             },
+            bus.observe(RecordFilesRemoved.self, on: queue) { [weak self] message in
+                self?.run { planner, files, _ in planner.recordsRemoved(message.paths, files: files) }
+            },
             bus.observe(ReloadRequested.self, on: queue) { [weak self] message in
                 self?.reconfigure(message.configuration)
             },
@@ -83,14 +86,15 @@ public final class CoverCoordinator: Sendable {
 
     /// After the fetcher stopped: lets prepared files land (or be discarded)
     /// and flushes the index, so nothing temporary or unrecorded remains.
+    ///
+    /// Ordering: once stopped, no new preparation starts (see `perform`), so
+    /// draining the coordinator, then the workers, then the coordinator again
+    /// (for their results) leaves nothing in flight.
     public func finish() {
+        queue.sync {}
         for worker in workers { worker.sync {} }
         queue.sync {}
         writer.flush()
-    }
-
-    public var summary: SyncSummary {
-        state.withLock { $0.planner.summary }
     }
 
     // MARK: Running the planner
@@ -98,7 +102,7 @@ public final class CoverCoordinator: Sendable {
     /// Runs one planner step on the coordinator's queue and performs its effects.
     private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let (effects, summary, wakeUp, changedWakeUp, configuration) = state.withLock { state in
+        let (effects, summary, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
             let files = StoreCoverFiles(store: store, limits: state.configuration.images, maxBytes: state.configuration.fetch.maxBytes)
             let effects = step(&state.planner, files, Date())
             let summary = state.planner.summary
@@ -107,9 +111,9 @@ public final class CoverCoordinator: Sendable {
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
             state.scheduledWakeUp = wakeUp
-            return (effects, newSummary, wakeUp, changed, state.configuration)
+            return (effects, newSummary, wakeUp, changed, state.configuration, state.stopped)
         }
-        perform(effects, configuration: configuration)
+        perform(effects, configuration: configuration, stopped: stopped)
         if changedWakeUp {
             let delay = wakeUp.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSinceNow) * 1000).rounded(.up))) }
             timer.withLock { $0?.arm(after: delay) }
@@ -117,10 +121,14 @@ public final class CoverCoordinator: Sendable {
         if let summary { bus.post(SyncProgress(summary: summary)) }
     }
 
-    private func perform(_ effects: [SyncEffect], configuration: Configuration) {
+    /// Performs the planner's effects. After `stop()`, no fetch or preparation
+    /// starts any more; decisions and index writes still complete.
+    private func perform(_ effects: [SyncEffect], configuration: Configuration, stopped: Bool) {
         var changes: [IndexChange] = []
         for effect in effects {
             switch effect {
+            case .fetch where stopped, .prepare where stopped:
+                continue
             case .fetch(let id, let url):
                 fetcher.fetch(id, url: url) { [weak self] outcome in
                     guard let self else { return }
@@ -131,7 +139,7 @@ public final class CoverCoordinator: Sendable {
             case .cancelFetch(let id):
                 fetcher.cancel(id)
             case .prepare(let request):
-                prepare(request, pipeline: CoverImagePipeline(limits: configuration.images))
+                prepare(request, with: CoverPreparer(store: store, pipeline: CoverImagePipeline(limits: configuration.images)))
             case .index(let change):
                 changes.append(change)
             case .post(let message):
@@ -141,12 +149,12 @@ public final class CoverCoordinator: Sendable {
         writer.submit(changes)
     }
 
-    /// Validates a body and writes one temporary file per album on a worker queue.
-    private func prepare(_ request: PrepareRequest, pipeline: CoverImagePipeline) {
+    /// Validates a body (or reads a cached copy) and writes one temporary
+    /// file per album on a worker queue, then hands the result back.
+    private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
         let worker = workers[Int(request.fetchID.rawValue % UInt64(workers.count))]
-        let store = self.store
         worker.async { [weak self] in
-            let result = CoverCoordinator.prepareFiles(request, pipeline: pipeline, store: store)
+            let result = preparer.prepare(request)
             guard let self else { return }
             self.queue.async {
                 self.run { planner, files, now in
@@ -156,31 +164,10 @@ public final class CoverCoordinator: Sendable {
         }
     }
 
-    static func prepareFiles(_ request: PrepareRequest, pipeline: CoverImagePipeline, store: CoverStore) -> Result<PreparedFiles, PrepareFailure> {
-        let cover: PreparedCover
-        do {
-            cover = try pipeline.prepare(request.body.bytes)
-        } catch {
-            return .failure(.image(error))
-        }
-        var temporaries: [AlbumID: TemporaryCover] = [:]
-        for id in request.albums {
-            do {
-                temporaries[id] = try store.writeTemporary(cover.png, for: id)
-            } catch {
-                temporaries.values.forEach(store.discard)
-                return .failure(.storage(error))
-            }
-        }
-        return .success(PreparedFiles(
-            temporaries: temporaries, bytes: cover.png.count, httpStatus: request.body.httpStatus,
-            duration: request.body.duration))
-    }
-
     // MARK: Scans and reloads
 
     private func scanCompleted(_ message: RecordScanCompleted) {
-        run { planner, files, _ in planner.scanCompleted(message.reason, ids: message.albumIDs, files: files) }
+        run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
         guard message.reason == .reload else { return }
         // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
         let flagged: Set<AlbumID>

@@ -8,7 +8,7 @@ extension SyncPlanner {
         case .success(let body):
             job.phase = .storing(fetchID)
             jobs[url] = job
-            return [.prepare(PrepareRequest(fetchID: fetchID, url: url, body: body, albums: job.waiters.sorted()))]
+            return [.prepare(PrepareRequest(fetchID: fetchID, url: url, source: .download(body), albums: job.waiters.sorted()))]
         case .failure(let failure):
             if failure.kind == .cancelled { return [] }
             var effects: [SyncEffect] = []
@@ -30,6 +30,14 @@ extension SyncPlanner {
         var effects: [SyncEffect] = []
         let prepared: PreparedFiles
         switch result {
+        case .failure(.sourceUnavailable):
+            // The other album's copy is gone or bad: download instead.
+            let fetchID = newFetchID()
+            job.waiters.formUnion(job.lateWaiters)
+            job.lateWaiters = []
+            job.phase = .fetching(fetchID)
+            jobs[url] = job
+            return [.fetch(fetchID, url)]
         case .failure(let failure):
             let permanent: Bool
             if case .image = failure { permanent = true } else { permanent = false }
@@ -72,7 +80,7 @@ extension SyncPlanner {
         jobs[url] = nil
         guard !unstored.isEmpty else { return effects }
         if let storageError {
-            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID))
+            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts)
             fail(url, message: PrepareFailure.storage(storageError).message, permanent: false, retryAfter: nil,
                  httpStatus: nil, duration: nil, storage: true, now: now, effects: &effects)
         } else {
@@ -154,7 +162,7 @@ extension SyncPlanner {
             entry.attempts = job.attempts
             entry.nextRetry = due
             entry.httpStatus = httpStatus
-            if permanent { setState(&entry, .failed) }
+            setState(&entry, permanent ? .failed : .pending)
             tracked[id] = entry
             effects.append(.index(.upsert(row(for: id, now: now))))
             effects.append(.post(CoverFailed(

@@ -13,6 +13,8 @@ public struct SyncPlanner {
     /// Rows from the index not yet matched by a record in this run.
     var persisted: [AlbumID: IndexRow] = [:]
     var retries = RetryHeap()
+    /// Albums whose cover is cached, by URL: a new album with such a URL gets a copy, not a download.
+    var cachedByURL: [CoverURL: Set<AlbumID>] = [:]
     private(set) var summary = SyncSummary()
     var policy: RetryPolicy
     var random: () -> Double
@@ -45,17 +47,18 @@ public struct SyncPlanner {
         var effects: [SyncEffect] = []
         for album in albums {
             if var current = tracked[album.id] {
+                current.restored = false
                 if current.album.coverURL != album.coverURL {
                     detach(album.id, from: current.album.coverURL, effects: &effects)
                     files.remove(album.id)
+                    setState(&current, .pending)  // Before the URL changes: it unlists the old URL's cached copy.
                     current.album = album
                     current.attempts = 0
                     current.error = nil
                     current.stamp = nil
                     current.nextRetry = nil
-                    setState(&current, .pending)
                     tracked[album.id] = current
-                    attach(album.id, to: album.coverURL, now: now, effects: &effects)
+                    attach(album.id, to: album.coverURL, now: now, retryWaiting: true, effects: &effects)
                 } else if current.album.differsInContent(from: album) {
                     current.album = album
                     tracked[album.id] = current
@@ -78,8 +81,9 @@ public struct SyncPlanner {
     public mutating func withdraw(_ ids: [AlbumID], files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for id in ids {
-            guard let current = tracked.removeValue(forKey: id) else { continue }
-            adjust(current.state, by: -1)
+            guard var current = tracked.removeValue(forKey: id) else { continue }
+            setState(&current, .pending)
+            adjust(.pending, by: -1)
             detach(id, from: current.album.coverURL, effects: &effects)
             files.remove(id)
             effects.append(.index(.delete(id)))
@@ -89,19 +93,35 @@ public struct SyncPlanner {
     }
 
     /// A full scan finished. After the first one, index rows no record
-    /// claimed belong to albums deleted while the daemon was stopped.
-    public mutating func scanCompleted(_ reason: RecordScanCompleted.Reason, ids: Set<AlbumID>, files: some CoverFiles) -> [SyncEffect] {
+    /// claimed belong to albums deleted while the daemon was stopped, unless
+    /// their record file exists but could not be read: those are kept, from
+    /// the index, until the file is fixed or deleted (nothing is lost to a typo).
+    public mutating func scanCompleted(_ scan: RecordScanCompleted, now: Date, files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for row in persisted.values.sorted(by: { $0.id < $1.id }) {
+            if scan.isUnreadable(row.record), let album = row.album {
+                track(album, previous: row, now: now, files: files, effects: &effects)
+                tracked[row.id]?.restored = true
+                continue
+            }
             files.remove(row.id)
             effects.append(.index(.delete(row.id)))
             effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
         }
         persisted = [:]
-        if reason != .startup {
-            effects += withdraw(tracked.keys.filter { !ids.contains($0) }.sorted(), files: files)
+        if scan.reason != .startup {
+            let missing = tracked.filter { !scan.albumIDs.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
+            effects += withdraw(missing.keys.sorted(), files: files)
         }
         return effects
+    }
+
+    /// Record files or directories went away: albums kept only from the index go too.
+    public mutating func recordsRemoved(_ paths: [String], files: some CoverFiles) -> [SyncEffect] {
+        let orphans = tracked.filter { _, entry in
+            entry.restored && paths.contains { entry.album.record == $0 || entry.album.record.hasPrefix($0 + "/") }
+        }
+        return withdraw(orphans.keys.sorted(), files: files)
     }
 
     // MARK: Starting an album
@@ -113,7 +133,7 @@ public struct SyncPlanner {
         guard let row = previous, row.coverURL == album.coverURL.string else {
             if previous != nil { files.remove(album.id) }  // A cover of the old URL.
             tracked[album.id] = entry
-            attach(album.id, to: album.coverURL, now: now, effects: &effects)
+            attach(album.id, to: album.coverURL, now: now, retryWaiting: true, effects: &effects)
             return
         }
         entry.attempts = row.attempts
@@ -137,14 +157,22 @@ public struct SyncPlanner {
         if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
             wait(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
         } else {
-            attach(album.id, to: album.coverURL, now: now, effects: &effects)
+            attach(album.id, to: album.coverURL, now: now, retryWaiting: recordChanged, effects: &effects)
         }
     }
 
-    /// Adds an album to its URL's job, starting a fetch if none is under way.
-    mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, effects: inout [SyncEffect]) {
+    /// Adds an album to its URL's job. With no job, another album's cached
+    /// copy of the URL is used if there is one, else a fetch starts. A job
+    /// waiting to retry starts at once when `retryWaiting` (the album's record
+    /// is new or changed); otherwise the album shares its last failure.
+    mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
         guard var job = jobs[url] else {
             let fetchID = newFetchID()
+            if let sibling = cachedByURL[url]?.sorted().first(where: { $0 != id }) {
+                jobs[url] = CoverJob(url: url, waiters: [id], phase: .storing(fetchID))
+                effects.append(.prepare(PrepareRequest(fetchID: fetchID, url: url, source: .cachedCover(sibling), albums: [id])))
+                return
+            }
             jobs[url] = CoverJob(url: url, waiters: [id], phase: .fetching(fetchID))
             effects.append(.fetch(fetchID, url))
             return
@@ -154,10 +182,15 @@ public struct SyncPlanner {
         case .fetching: job.waiters.insert(id)
         case .waiting:
             job.waiters.insert(id)
+            jobs[url] = job
+            if retryWaiting {
+                retryNow(url, now: now, effects: &effects)
+                return
+            }
             if let failure = job.lastFailure, var entry = tracked[id] {
                 entry.error = failure.message
                 entry.attempts = job.attempts
-                if failure.permanent { setState(&entry, .failed) }
+                setState(&entry, failure.permanent ? .failed : .pending)
                 tracked[id] = entry
             }
         }
@@ -201,8 +234,14 @@ public struct SyncPlanner {
 
     // MARK: Bookkeeping
 
+    /// The only place an album's state changes, so counts and the cached-by-URL list stay exact.
     mutating func setState(_ entry: inout TrackedAlbum, _ state: CoverState) {
         guard entry.state != state else { return }
+        if entry.state == .cached {
+            cachedByURL[entry.album.coverURL]?.remove(entry.album.id)
+            if cachedByURL[entry.album.coverURL]?.isEmpty == true { cachedByURL[entry.album.coverURL] = nil }
+        }
+        if state == .cached { cachedByURL[entry.album.coverURL, default: []].insert(entry.album.id) }
         adjust(entry.state, by: -1)
         adjust(state, by: 1)
         entry.state = state

@@ -11,11 +11,17 @@ public enum SyncEffect: Sendable {
     case post(any BusMessage)
 }
 
-/// A downloaded body to turn into cover files for `albums`.
+/// A cover to turn into files for `albums`: a downloaded body, or the cached
+/// file of another album with the same URL (so a URL is fetched only once).
 public struct PrepareRequest: Sendable {
+    public enum Source: Sendable {
+        case download(FetchedBody)
+        case cachedCover(AlbumID)
+    }
+
     public var fetchID: FetchID
     public var url: CoverURL
-    public var body: FetchedBody
+    public var source: Source
     public var albums: [AlbumID]
 }
 
@@ -25,11 +31,14 @@ public enum PrepareFailure: Error, Sendable {
     case image(CoverImageError)
     /// The cache could not be written (a full disk): retried.
     case storage(SystemError)
+    /// The other album's cached file could not be used; the URL is fetched instead.
+    case sourceUnavailable(String)
 
     var message: String {
         switch self {
         case .image(let error): return error.description
         case .storage(let error): return "cannot write the cover: \(error)"
+        case .sourceUnavailable(let reason): return "cannot copy the cached cover: \(reason)"
         }
     }
 }
@@ -38,7 +47,8 @@ public enum PrepareFailure: Error, Sendable {
 public struct PreparedFiles: Sendable {
     public var temporaries: [AlbumID: TemporaryCover]
     public var bytes: Int
-    public var httpStatus: Int
+    /// Nil when the cover was copied from another album's cached file.
+    public var httpStatus: Int?
     public var duration: Duration
 }
 
@@ -71,6 +81,8 @@ struct TrackedAlbum {
     var nextRetry: Date?
     var stamp: FileStamp?
     var httpStatus: Int?
+    /// Known only from the index: its record file exists but cannot be read.
+    var restored = false
 }
 
 /// One download shared by every album with the same URL.

@@ -1,0 +1,66 @@
+import Foundation
+
+/// The daemon's running parts, built in dependency order: cache directory,
+/// leftovers removed, index, fetcher, index writer, coordinator (observing
+/// the bus before any album is posted), watcher. A failure part-way shuts
+/// down what was already started.
+struct DaemonParts {
+    let store: CoverStore
+    let fetcher: CurlFetcher
+    let writer: IndexWriter
+    let coordinator: CoverCoordinator
+    let watcher: RecordWatcher
+
+    var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
+
+    init(configuration config: Configuration, bus: EventBus) throws(DaemonError) {
+        store = CoverStore(cacheDirectory: config.cacheDirectory)
+        do {
+            try makeDirectories(config.cacheDirectory)
+            try store.createDirectory()
+        } catch {
+            throw DaemonError("cannot create the cache directory: \(error)", errno: error.code)
+        }
+        let leftovers = store.removeLeftovers()
+        if !leftovers.isEmpty {
+            bus.post(OperationFailed(
+                operation: "finish writes interrupted by a crash",
+                error: "removed \(leftovers.count) temporary file(s) from \(store.directory)"))
+        }
+        let index: CoverIndex
+        let rows: [IndexRow]
+        do {
+            index = try CoverIndex(cacheDirectory: config.cacheDirectory)
+            rows = try index.rows()
+        } catch {
+            throw DaemonError("cannot open the index: \(error)", errno: EIO)
+        }
+        do {
+            fetcher = try CurlFetcher(settings: config.fetch)
+        } catch {
+            throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
+        }
+        for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note)) }
+        writer = IndexWriter(index: index) { error in
+            bus.post(OperationFailed(operation: "write the index", error: error.description))
+        }
+        coordinator = CoverCoordinator(bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config)
+        do {
+            watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
+        } catch {
+            fetcher.shutdown()
+            throw DaemonError("cannot watch the records directory: \(error)", errno: error.code)
+        }
+        coordinator.start(rows: rows)
+    }
+
+    /// Stops taking work, cancels transfers, lets prepared files land or go,
+    /// flushes the index, and removes any temporary file.
+    func shutDown() {
+        watcher.stop()
+        coordinator.stop()
+        fetcher.shutdown()
+        coordinator.finish()
+        _ = store.removeLeftovers()
+    }
+}

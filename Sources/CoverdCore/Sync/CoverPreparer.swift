@@ -1,0 +1,43 @@
+/// The slow half of storing a cover, run on a worker queue: decide what the
+/// bytes are, validate them, and write one flushed temporary file per album.
+/// The rename into place happens later, on the coordinator's queue.
+struct CoverPreparer: Sendable {
+    let store: CoverStore
+    let pipeline: CoverImagePipeline
+
+    func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
+        let png: [UInt8]
+        let status: Int?
+        let duration: Duration
+        switch request.source {
+        case .download(let body):
+            do {
+                png = try pipeline.prepare(body.bytes).png
+            } catch {
+                return .failure(.image(error))
+            }
+            status = body.httpStatus
+            duration = body.duration
+        case .cachedCover(let sibling):
+            let started = ContinuousClock.now
+            do {
+                let bytes = try store.read(sibling, limit: Int.max / 2)
+                png = try pipeline.prepare(bytes).png
+            } catch {
+                return .failure(.sourceUnavailable("\(store.path(for: sibling)): \(error)"))
+            }
+            status = nil
+            duration = ContinuousClock.now - started
+        }
+        var temporaries: [AlbumID: TemporaryCover] = [:]
+        for id in request.albums {
+            do {
+                temporaries[id] = try store.writeTemporary(png, for: id)
+            } catch {
+                temporaries.values.forEach(store.discard)
+                return .failure(.storage(error))
+            }
+        }
+        return .success(PreparedFiles(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))
+    }
+}
