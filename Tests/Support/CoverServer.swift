@@ -65,6 +65,8 @@ public final class CoverServer: Sendable {
         public var maxInFlight: Int
         public var inFlight: Int
         public var userAgents: [String]
+        /// When each path was requested, in the server's monotonic seconds.
+        public var times: [String: [Double]]
     }
 
     public func requests() throws -> Requests {
@@ -74,7 +76,8 @@ public final class CoverServer: Sendable {
             let maxInFlight = object["max_in_flight"] as? Int, let inFlight = object["in_flight"] as? Int,
             let agents = object["user_agents"] as? [String]
         else { throw CocoaError(.fileReadCorruptFile) }
-        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, inFlight: inFlight, userAgents: agents)
+        let times = object["times"] as? [String: [Double]] ?? [:]
+        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, inFlight: inFlight, userAgents: agents, times: times)
     }
 
     public func requestCount(_ path: String) throws -> Int {

@@ -5,7 +5,8 @@ Serves files from --root, counts every request, and answers /fault/... paths
 with the hostile behaviours the tests need. Prints "PORT <n>" on stdout once
 it listens on 127.0.0.1.
 
-  GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}, "max_in_flight": M, "user_agents": [...]}
+  GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}, "times": {"/a.png": [t1, t2]},
+                            "max_in_flight": M, "in_flight": K, "user_agents": [...]}   (times: monotonic seconds)
   GET /__reset             forget the counts
   /<file>[?delay_ms=N]     a file from --root, optionally after a delay
   /fault/status/<code>[?retry_after=V]        that status, with Retry-After V
@@ -38,6 +39,7 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
+TIMES = {}
 SEEN = {}
 AGENTS = set()
 IN_FLIGHT = {"now": 0, "max": 0}
@@ -47,6 +49,7 @@ LOCK = threading.Lock()
 def count(path):
     with LOCK:
         COUNTS[path] = COUNTS.get(path, 0) + 1
+        TIMES.setdefault(path, []).append(time.monotonic())
         return COUNTS[path]
 
 
@@ -89,11 +92,13 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps({
                     "total": sum(COUNTS.values()), "paths": COUNTS,
                     "max_in_flight": IN_FLIGHT["max"], "in_flight": IN_FLIGHT["now"], "user_agents": sorted(AGENTS),
+                    "times": TIMES,
                 }).encode()
             return self.respond(200, body, "application/json")
         if self.path == "/__reset":
             with LOCK:
                 COUNTS.clear()
+                TIMES.clear()
                 SEEN.clear()
                 AGENTS.clear()
                 IN_FLIGHT["max"] = IN_FLIGHT["now"]

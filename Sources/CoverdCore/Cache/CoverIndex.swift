@@ -71,6 +71,10 @@ public final class CoverIndex: Sendable {
             // NORMAL in WAL mode survives a process crash (kill -9); only a power
             // loss can drop the last commits, which a restart re-derives.
             try db.execute("PRAGMA synchronous=NORMAL")
+            // A small, bounded WAL: checkpoint every 256 pages and truncate it back to
+            // 1 MiB, so a nearly full disk still has room for the index's next writes.
+            try db.execute("PRAGMA wal_autocheckpoint=256")
+            try db.execute("PRAGMA journal_size_limit=1048576")
             try db.execute(CoverIndex.schema)
         }
         connection = Mutex(db)

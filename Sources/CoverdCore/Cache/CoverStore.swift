@@ -24,9 +24,13 @@ public struct TemporaryCover: Sendable {
 /// a temporary file that `removeLeftovers()` deletes at the next start.
 public struct CoverStore: Sendable {
     public let directory: String
+    /// Free space a cover write leaves untouched, so that on a nearly full
+    /// disk the index can still record why covers are not being stored.
+    public let reserveBytes: Int
 
-    public init(cacheDirectory: String) {
+    public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
+        self.reserveBytes = reserveBytes
     }
 
     public func path(for id: AlbumID) -> String {
@@ -60,6 +64,13 @@ public struct CoverStore: Sendable {
     }
 
     public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
+        var space = statvfs()
+        if statvfs(directory, &space) == 0 {
+            let free = Int(space.f_bavail) &* Int(space.f_frsize)
+            guard free >= bytes.count + reserveBytes else {
+                throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
+            }
+        }
         let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: path) }

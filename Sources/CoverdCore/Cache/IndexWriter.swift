@@ -17,6 +17,8 @@ public final class IndexWriter: Sendable {
     private struct Pending {
         var changes: [IndexChange] = []
         var scheduled = false
+        /// Set while writes fail, so that a full disk is reported once, not every retry.
+        var failing = false
     }
 
     public init(index: CoverIndex, onError: @escaping @Sendable (IndexError) -> Void) {
@@ -52,15 +54,19 @@ public final class IndexWriter: Sendable {
         guard !batch.isEmpty else { return }
         do {
             try index.apply(batch)
+            pending.withLock { $0.failing = false }
         } catch {
             // Keep the batch (a full disk frees up; a locked database unlocks)
             // and try again shortly; newer changes stay after it, in order.
-            onError(error)
-            let retry = pending.withLock { pending -> Bool in
+            let (retry, report) = pending.withLock { pending -> (Bool, Bool) in
                 pending.changes = batch + pending.changes
-                defer { pending.scheduled = true }
-                return !pending.scheduled
+                defer {
+                    pending.scheduled = true
+                    pending.failing = true
+                }
+                return (!pending.scheduled, !pending.failing)
             }
+            if report { onError(error) }
             if retry {
                 queue.asyncAfter(deadline: .now() + .seconds(2)) { self.writeBatch() }
             }

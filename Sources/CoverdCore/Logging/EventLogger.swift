@@ -69,6 +69,17 @@ public final class EventLogger: Sendable {
             on(SyncProgress.self) { message in
                 logger.debug("\(message.summary.line)")
             },
+            on(RecordScanCompleted.self) { message in
+                let counts = "\(message.albumCount) albums in \(message.fileCount) record files"
+                switch message.reason {
+                case .overflow:
+                    logger.warning("the inotify queue overflowed (events were lost); rescanned the records: \(counts)")
+                case .reload:
+                    logger.info("rescanned the records: \(counts)")
+                case .startup:
+                    logger.debug("scanned the records: \(counts)")
+                }
+            },
         ]
     }
 
