@@ -42,7 +42,7 @@ let package = Package(
             name: "CoverdTestSupport",
             dependencies: ["CoverdCore"],
             path: "Tests/Support",
-            exclude: ["cover_server.py"]
+            exclude: ["cover_server.py", "make_hostile_records.py"]
         ),
         .testTarget(
             name: "CoverdCoreTests",

@@ -9,9 +9,13 @@ struct CheckConfigCommand: ParsableCommand {
 
     @OptionGroup var config: ConfigOptions
 
+    @Flag(name: .long, help: "Print nothing when the configuration is valid (for ExecReload=).")
+    var quiet = false
+
     func run() throws {
         try exitingOnFailure {
             let configuration = try config.load()
+            guard !quiet else { return }
             if let file = configuration.file {
                 print("configuration OK: \(file)")
             } else {

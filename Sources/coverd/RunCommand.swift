@@ -54,16 +54,23 @@ struct RunCommand: ParsableCommand {
 
     func run() throws {
         let notifier = SystemdNotifier()
+        let environment = ProcessInfo.processInfo.environment
         let configuration: Configuration
         do {
             configuration = try resolve()
         } catch {
-            printError(ConfigurationFailure(error: error).description)
+            // No configuration, so no log target: the journal if stderr is connected to it.
+            if standardErrorIsJournal(environment: environment) {
+                let logger = Logger(label: "coverd") { _ in JournalLogHandler(level: LogLevelSetting(.info)) }
+                logger.critical("configuration error: \(error)", metadata: ["error": "\(error)"])
+            } else {
+                printError(ConfigurationFailure(error: error).description)
+            }
             notifier.notify([("STATUS", "configuration error: \(error)"), ("ERRNO", "\(EINVAL)")])
             throw ExitCode(78)
         }
         let level = LogLevelSetting(configuration.logLevel)
-        let target = configuration.logTarget.resolved(environment: ProcessInfo.processInfo.environment)
+        let target = configuration.logTarget.resolved(environment: environment)
         LoggingSystem.bootstrap { _ -> any LogHandler in
             target == .journal ? JournalLogHandler(level: level) : StderrLogHandler(level: level)
         }
@@ -84,7 +91,7 @@ struct RunCommand: ParsableCommand {
             reporter.flush()
             Logger(label: "coverd").critical("\(error.message)", metadata: ["error": "\(error.message)"])
             notifier.notify([("STATUS", "failed to start: \(error.message)"), ("ERRNO", "\(error.errno ?? EIO)")])
-            throw ExitCode.failure
+            throw error.isAboutConfiguration ? ExitCode(78) : ExitCode.failure
         }
     }
 }

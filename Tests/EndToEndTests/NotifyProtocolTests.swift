@@ -124,14 +124,14 @@ struct NotifyProtocolTests {
         #expect(socket.values("READY").isEmpty)
     }
 
-    @Test("Given a cache that cannot be created, when the daemon starts, then it reports the reason with ERRNO and exits 1")
+    @Test("Given a cache path that is a file, when the daemon starts, then it reports the reason with ERRNO and exits 78")
     func fatalStartError() throws {
         let world = try World()
         let socket = try NotifySocket(directory: world.directory.path)
         try writeAtomically("not a directory", to: world.cache)
         let daemon = try start(world, socket: socket)
         try waitUntil("exit") { !daemon.isRunning }
-        #expect(try daemon.stop() == 1)
+        #expect(try daemon.stop() == 78)
         #expect(socket.values("STATUS").last?.contains("cannot create the cache directory") == true)
         #expect(socket.values("ERRNO").last == String(ENOTDIR))
     }

@@ -139,8 +139,10 @@ public final class CoverdDaemon: Sendable {
 
     /// Waits until `status` satisfies `condition`.
     @discardableResult
-    public func waitForStatus(_ what: String, timeout: Double = 30, _ condition: (StatusSnapshot) -> Bool) throws -> StatusSnapshot {
-        try waitFor(what, timeout: timeout, interval: 0.05) {
+    public func waitForStatus(
+        _ what: String, timeout: Double = 30, interval: Double = 0.05, _ condition: (StatusSnapshot) -> Bool
+    ) throws -> StatusSnapshot {
+        try waitFor(what, timeout: timeout, interval: interval) {
             let snapshot = try status()
             return condition(snapshot) ? snapshot : nil
         }

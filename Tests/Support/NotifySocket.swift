@@ -15,8 +15,13 @@ public final class NotifySocket: Sendable {
     /// The value for `NOTIFY_SOCKET`.
     public let address: String
     private let descriptor: Int32
-    private let messages = Mutex<[Message]>([])
+    private let messages: Received
     private let path: String?
+
+    /// What the receiving thread collected; the thread holds this, not the socket object.
+    private final class Received: Sendable {
+        let list = Mutex<[Message]>([])
+    }
 
     public init(directory: String, abstract: Bool = false) throws {
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -40,7 +45,9 @@ public final class NotifySocket: Sendable {
         descriptor = fd
         self.address = name
         path = abstract ? nil : name
-        let thread = Thread { [weak self] in self?.receive() }
+        let received = Received()
+        messages = received
+        let thread = Thread { NotifySocket.receive(fd, into: received) }
         thread.start()
     }
 
@@ -50,7 +57,8 @@ public final class NotifySocket: Sendable {
         if let path { unlink(path) }
     }
 
-    private func receive() {
+    /// Runs on its own thread until the socket is shut down in `deinit`.
+    private static func receive(_ descriptor: Int32, into received: Received) {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         while true {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
@@ -61,11 +69,11 @@ public final class NotifySocket: Sendable {
                 guard let equals = line.firstIndex(of: "=") else { return nil }
                 return (String(line[..<equals]), String(line[equals...].dropFirst()))
             }
-            messages.withLock { $0.append(Message(assignments: assignments, received: .now)) }
+            received.list.withLock { $0.append(Message(assignments: assignments, received: .now)) }
         }
     }
 
-    public var all: [Message] { messages.withLock { $0 } }
+    public var all: [Message] { messages.list.withLock { $0 } }
 
     /// Every value sent for `key`, in order.
     public func values(_ key: String) -> [String] { all.compactMap { $0[key] } }

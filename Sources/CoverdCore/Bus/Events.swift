@@ -161,13 +161,20 @@ public struct ReloadRequested: BusMessage {
 // MARK: Posted by anyone
 
 /// Something went wrong that is not about one album: the index could not be
-/// written, a new configuration could not be applied.
+/// written, a new configuration could not be applied. `severity` says how
+/// much it matters (a note about cleaned-up leftovers is not an error).
 public struct OperationFailed: BusMessage {
+    public enum Severity: Sendable {
+        case notice, warning, error
+    }
+
     public var operation: String
     public var error: String
+    public var severity: Severity
 
-    public init(operation: String, error: String) {
+    public init(operation: String, error: String, severity: Severity = .error) {
         self.operation = operation
         self.error = error
+        self.severity = severity
     }
 }

@@ -153,7 +153,7 @@ public final class CoverIndex: Sendable {
                 } catch let rollback {
                     throw IndexError(
                         operation: error.operation, path: error.path, code: error.code,
-                        message: "\(error.message); rollback also failed: \(rollback.message)")
+                        message: "\(error.message); rollback also failed: \(rollback.message)", systemErrno: error.systemErrno)
                 }
                 throw error
             }

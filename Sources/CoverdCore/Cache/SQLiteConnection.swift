@@ -6,6 +6,8 @@ public struct IndexError: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var code: Int32
     public var message: String
+    /// The errno of the system call that failed under SQLite, when there was one.
+    public var systemErrno: Int32?
 
     public var description: String { "index \(path): \(operation) failed: \(message) (SQLite code \(code))" }
 }
@@ -22,8 +24,9 @@ final class SQLiteConnection {
         let code = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
+            let systemErrno = db.map { sqlite3_system_errno($0) }.flatMap { $0 == 0 ? nil : $0 }
             sqlite3_close_v2(db)
-            throw IndexError(operation: "open", path: path, code: code, message: message)
+            throw IndexError(operation: "open", path: path, code: code, message: message, systemErrno: systemErrno)
         }
         self.path = path
         self.handle = db
@@ -40,7 +43,7 @@ final class SQLiteConnection {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? lastMessage
             sqlite3_free(message)
-            throw IndexError(operation: String(sql.prefix(40)), path: path, code: code, message: text)
+            throw IndexError(operation: String(sql.prefix(40)), path: path, code: code, message: text, systemErrno: systemErrno)
         }
     }
 
@@ -48,12 +51,17 @@ final class SQLiteConnection {
         var statement: OpaquePointer?
         let code = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard code == SQLITE_OK, let statement else {
-            throw IndexError(operation: "prepare \(sql.prefix(40))", path: path, code: code, message: lastMessage)
+            throw IndexError(operation: "prepare \(sql.prefix(40))", path: path, code: code, message: lastMessage, systemErrno: systemErrno)
         }
         return SQLiteStatement(connection: self, handle: statement)
     }
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
+
+    var systemErrno: Int32? {
+        let code = sqlite3_system_errno(handle)
+        return code == 0 ? nil : code
+    }
 }
 
 /// One prepared statement; keeps its connection alive and finalizes in `deinit`.
@@ -89,7 +97,7 @@ final class SQLiteStatement {
         bind(values)
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE || code == SQLITE_ROW else {
-            throw IndexError(operation: "step", path: connection.path, code: code, message: connection.lastMessage)
+            throw IndexError(operation: "step", path: connection.path, code: code, message: connection.lastMessage, systemErrno: connection.systemErrno)
         }
     }
 
@@ -100,7 +108,7 @@ final class SQLiteStatement {
             let code = sqlite3_step(handle)
             if code == SQLITE_DONE { return }
             guard code == SQLITE_ROW else {
-                throw IndexError(operation: "query", path: connection.path, code: code, message: connection.lastMessage)
+                throw IndexError(operation: "query", path: connection.path, code: code, message: connection.lastMessage, systemErrno: connection.systemErrno)
             }
             body(SQLiteRow(handle: handle))
         }

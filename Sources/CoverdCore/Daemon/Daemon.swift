@@ -14,6 +14,14 @@ public struct DaemonError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { message }
+
+    /// A directory that cannot be made or written (read-only, forbidden, not a
+    /// directory) is a problem with the configured paths: exit 78 (EX_CONFIG),
+    /// which the unit does not restart in a loop.
+    public var isAboutConfiguration: Bool {
+        guard let errno else { return false }
+        return errno == EROFS || errno == EACCES || errno == ENOTDIR || errno == EPERM
+    }
 }
 
 /// The composition root of `coverd run`: builds every part, wires them to
@@ -68,6 +76,8 @@ public final class Daemon: Sendable {
             bus.post(LifecycleChanged(.ready, detail: "\(message.albumCount) albums in \(message.fileCount) record files"))
         }
         parts.watcher.start()
+        // The scan's albums are decided on (not downloaded) before READY, so its STATUS= counts them.
+        parts.coordinator.drain()
         bus.post(LifecycleChanged(.ready, detail: "\(parts.watcher.albumCount) albums from \(config.recordsDirectory)"))
         if readiness.withLock({ state in
             state.ready = true
@@ -107,11 +117,12 @@ public final class Daemon: Sendable {
             if next.cacheDirectory != previous.cacheDirectory || next.recordsDirectory != previous.recordsDirectory {
                 bus.post(OperationFailed(
                     operation: "move the records or cache directory on reload",
-                    error: "a new records or cache directory takes effect at the next restart"))
+                    error: "a new records or cache directory takes effect at the next restart", severity: .warning))
             }
             configuration.withLock { $0 = Daemon.keepingDirectories(of: previous, next) }
         } catch {
-            bus.post(OperationFailed(operation: "reload the configuration", error: "\(error); keeping the previous configuration"))
+            bus.post(OperationFailed(
+                operation: "reload the configuration", error: "\(error); keeping the previous configuration", severity: .warning))
         }
         let current = configuration.withLock { $0 }
         logLevel.current = current.logLevel

@@ -19,13 +19,13 @@ struct DaemonParts {
             try makeDirectories(config.cacheDirectory)
             try store.createDirectory()
         } catch {
-            throw DaemonError("cannot create the cache directory: \(error)", errno: error.code)
+            throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
         let leftovers = store.removeLeftovers()
         if !leftovers.isEmpty {
             bus.post(OperationFailed(
-                operation: "finish writes interrupted by a crash",
-                error: "removed \(leftovers.count) temporary file(s) from \(store.directory)"))
+                operation: "cleaned up after an unclean stop",
+                error: "removed \(leftovers.count) temporary file(s) from \(store.directory)", severity: .notice))
         }
         let index: CoverIndex
         let rows: [IndexRow]
@@ -33,14 +33,14 @@ struct DaemonParts {
             index = try CoverIndex(cacheDirectory: config.cacheDirectory)
             rows = try index.rows()
         } catch {
-            throw DaemonError("cannot open the index: \(error)", errno: EIO)
+            throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
         }
         do {
             fetcher = try CurlFetcher(settings: config.fetch)
         } catch {
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
-        for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note)) }
+        for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
         writer = IndexWriter(index: index) { error in
             bus.post(OperationFailed(operation: "write the index", error: error.description))
         }
@@ -49,9 +49,16 @@ struct DaemonParts {
             watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
         } catch {
             fetcher.shutdown()
-            throw DaemonError("cannot watch the records directory: \(error)", errno: error.code)
+            throw DaemonError("cannot watch the records directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
         coordinator.start(rows: rows)
+    }
+
+    /// Under the systemd unit only the cache and the records directory's parent are writable.
+    static func sandboxHint(_ code: Int32) -> String {
+        guard code == EROFS || code == EACCES, ProcessInfo.processInfo.environment["INVOCATION_ID"] != nil else { return "" }
+        return "; under the coverd.service sandbox only ~/.cache/coverd and ~/.local/share/coverd are writable: "
+            + "use those, or allow the path with ReadWritePaths= in a drop-in (systemctl --user edit coverd)"
     }
 
     /// Stops taking work, cancels transfers, lets prepared files land or go,

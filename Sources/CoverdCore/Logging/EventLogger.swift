@@ -64,7 +64,12 @@ public final class EventLogger: Sendable {
             },
             on(CoverFailed.self) { EventLogger.log(logger, $0) },
             on(OperationFailed.self) { message in
-                logger.error("cannot \(message.operation): \(message.error)", metadata: ["error": "\(message.error)"])
+                let text: Logger.Message = "cannot \(message.operation): \(message.error)"
+                switch message.severity {
+                case .notice: logger.notice("\(message.operation): \(message.error)")
+                case .warning: logger.warning(text, metadata: ["error": "\(message.error)"])
+                case .error: logger.error(text, metadata: ["error": "\(message.error)"])
+                }
             },
             on(SyncProgress.self) { message in
                 logger.debug("\(message.summary.line)")

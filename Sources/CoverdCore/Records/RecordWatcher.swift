@@ -65,7 +65,8 @@ public final class RecordWatcher: Sendable {
         if output.rootGone {
             bus.post(OperationFailed(
                 operation: "watch the records directory",
-                error: "it was deleted or moved away; its albums are gone, and it is watched again (recreated if need be)"))
+                error: "it was deleted or moved away; its albums are gone, and it is watched again (recreated if need be)",
+                severity: .warning))
         }
         publish(output)
         if output.overflowed {
@@ -102,7 +103,9 @@ public final class RecordWatcher: Sendable {
         for error in output.fileErrors { bus.post(RecordFileFailed(error: error)) }
         for rejection in output.rejections { bus.post(RecordRejected(rejection: rejection)) }
         for duplicate in output.change.duplicates { bus.post(DuplicateAlbumFound(duplicate: duplicate)) }
-        for problem in output.problems { bus.post(OperationFailed(operation: "watch the records", error: problem.description)) }
+        for problem in output.problems {
+            bus.post(OperationFailed(operation: "watch the records", error: problem.description, severity: .warning))
+        }
         let removed = output.change.removed
         if !removed.isEmpty { bus.post(AlbumsWithdrawn(albums: removed)) }
         if !output.gone.isEmpty { bus.post(RecordFilesRemoved(paths: output.gone)) }

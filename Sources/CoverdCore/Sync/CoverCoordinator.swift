@@ -84,6 +84,11 @@ public final class CoverCoordinator: Sendable {
         queue.sync { timer.withLock { $0?.cancel() } }
     }
 
+    /// Waits until every message delivered so far has been decided on.
+    public func drain() {
+        queue.sync {}
+    }
+
     /// After the fetcher stopped: lets prepared files land (or be discarded)
     /// and flushes the index, so nothing temporary or unrecorded remains.
     ///

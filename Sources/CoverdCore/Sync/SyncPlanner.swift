@@ -133,7 +133,9 @@ public struct SyncPlanner {
         guard let row = previous, row.coverURL == album.coverURL.string else {
             if previous != nil { files.remove(album.id) }  // A cover of the old URL.
             tracked[album.id] = entry
-            attach(album.id, to: album.coverURL, now: now, retryWaiting: true, effects: &effects)
+            // A new album on a URL that just failed shares that failure: 20,000 new
+            // records naming one dead URL must not mean 20,000 requests.
+            attach(album.id, to: album.coverURL, now: now, retryWaiting: previous != nil, effects: &effects)
             return
         }
         entry.attempts = row.attempts
@@ -164,7 +166,7 @@ public struct SyncPlanner {
     /// Adds an album to its URL's job. With no job, another album's cached
     /// copy of the URL is used if there is one, else a fetch starts. A job
     /// waiting to retry starts at once when `retryWaiting` (the album's record
-    /// is new or changed); otherwise the album shares its last failure.
+    /// changed); otherwise the album shares its last failure.
     mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
         guard var job = jobs[url] else {
             let fetchID = newFetchID()

@@ -13,9 +13,9 @@ public final class Watchdog: Sendable {
     private let outstanding = Mutex(0)
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
 
-    /// `nil` when systemd did not enable the watchdog.
+    /// `nil` when systemd did not enable the watchdog, or there is no loop to vouch for.
     public init?(notifier: any ReadinessNotifying, probes: [any LivenessProbing]) {
-        guard let interval = notifier.watchdogInterval else { return nil }
+        guard let interval = notifier.watchdogInterval, !probes.isEmpty else { return nil }
         self.notifier = notifier
         self.probes = probes
         period = interval / 2
@@ -41,10 +41,6 @@ public final class Watchdog: Sendable {
             return true
         }
         guard start else { return }
-        if probes.isEmpty {
-            notifier.notify([("WATCHDOG", "1")])
-            return
-        }
         for probe in probes {
             probe.probe { [weak self] in self?.answered() }
         }

@@ -1,0 +1,73 @@
+import CoverdCore
+import CoverdTestSupport
+import Foundation
+import Testing
+
+@Suite("End to end: crash safety", .serialized)
+struct CrashSafetyTests {
+    @Test("Given a throttled sync of 1,000 covers, when coverd is killed with SIGKILL three times, then every stored cover is whole and none is fetched twice")
+    func killNineDuringSync() throws {
+        let world = try World()
+        var expected: [AlbumID: [UInt8]] = [:]
+        var urlOf: [AlbumID: String] = [:]
+        for file in 0..<10 {
+            var albums: [String] = []
+            for index in 0..<100 {
+                let number = file * 100 + index
+                let png = PNGFixture.make(width: 12 + number % 9, height: 10, seed: number + 1)
+                try world.server.serve(png, at: "c\(number).png")
+                let title = "Album \(number)"
+                let id = AlbumID.derived(artist: "Artist", title: title)
+                expected[id] = png
+                urlOf[id] = "/c\(number).png"
+                albums.append(world.album(title, world.server.url("c\(number).png?delay_ms=30")))
+            }
+            try world.record("r\(file).json", "[" + albums.joined(separator: ",") + "]")
+        }
+        let coversDirectory = world.cache + "/covers"
+        func storedCovers() -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: coversDirectory)) ?? []).filter { $0.hasSuffix(".png") && !$0.hasPrefix(".") }
+        }
+        // For each cover stored before a kill: how often it had been requested by then.
+        var storedBeforeKills: [String: Int] = [:]
+        for threshold in [150, 450, 750] {
+            let daemon = try world.startDaemon()
+            try waitUntil("\(threshold) covers stored", timeout: 60) { storedCovers().count >= threshold }
+            daemon.send(SIGKILL)
+            try waitUntil("the kill") { !daemon.isRunning }
+
+            // Every file in covers/ is a complete PNG identical to its source.
+            let stored = storedCovers()
+            for name in stored {
+                let id = try AlbumID(validating: String(name.dropLast(4)))
+                #expect(readBytes(coversDirectory + "/" + name) == expected[id], "\(name) after the kill at \(threshold)")
+            }
+            let countsAtKill = try world.server.requests().paths
+            for name in stored where storedBeforeKills[name] == nil {
+                let id = try AlbumID(validating: String(name.dropLast(4)))
+                storedBeforeKills[name] = countsAtKill[urlOf[id] ?? ""] ?? 0
+            }
+            // The index is consistent: readable, and every cached row has its valid file.
+            let verify = try runCoverd(["verify", "--cache", world.cache])
+            #expect(verify.status == 0, "\(verify.stdout)")
+            let leftovers = world.strayFiles()
+            let restarted = try world.startDaemon()
+            try restarted.waitUntilReady()
+            for name in leftovers { #expect(!FileManager.default.fileExists(atPath: coversDirectory + "/" + name), "leftover \(name)") }
+            restarted.send(SIGKILL)
+            try waitUntil("the second kill") { !restarted.isRunning }
+        }
+
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("all 1,000 cached", timeout: 120) { $0.cached == 1000 }
+        #expect(try daemon.stop() == 0)
+        let counts = try world.server.requests().paths
+        for (name, requestsWhenStored) in storedBeforeKills {
+            let id = try AlbumID(validating: String(name.dropLast(4)))
+            #expect(counts[urlOf[id] ?? ""] == requestsWhenStored, "\(name) was downloaded again after it was stored")
+        }
+        for (id, png) in expected { #expect(readBytes(world.coverPath(id.rawValue)) == png) }
+        #expect(world.strayFiles().isEmpty)
+        print("crash safety: \(storedBeforeKills.count) covers stored before the kills, none downloaded again; \(counts.values.reduce(0, +)) requests for 1,000 covers")
+    }
+}
