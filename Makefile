@@ -8,7 +8,8 @@ UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
 
-.PHONY: all deps build release run test systemd-test install uninstall clean
+.PHONY: all deps build release run test systemd-test asan-test fuzz install uninstall clean
+FUZZ_SECONDS ?= 300
 
 all: build
 
@@ -27,13 +28,23 @@ run: release
 
 # Every test: unit and end-to-end tests against the built binary, then the
 # service under a real systemd --user and journald (root only; CI runs as root).
+# Then the unit tests again under AddressSanitizer, and each fuzzer for a minute.
 test: build
 	$(SWIFT) build --build-tests
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
 	$(MAKE) systemd-test
+	$(MAKE) asan-test
+	$(MAKE) fuzz FUZZ_SECONDS=60
 
 systemd-test: build
 	@./scripts/test-systemd.sh
+
+asan-test: deps
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan --filter CoverdCoreTests
+
+# libFuzzer targets for the record parser and the PNG validator (Fuzz/), FUZZ_SECONDS each.
+fuzz: deps
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 install: deps
 	$(SWIFT) build -c $(BUILD) --product coverd
@@ -57,4 +68,4 @@ uninstall:
 	@echo "left $(CONFIGDIR), the records and the cache in place"
 
 clean:
-	rm -rf .build .demo
+	rm -rf .build .build-asan .build-fuzz .demo fuzz-artifacts

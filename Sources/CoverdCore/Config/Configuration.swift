@@ -75,14 +75,6 @@ public struct RetryPolicy: Sendable, Equatable {
     public init() {}
 }
 
-/// Limits on images, checked from headers before any pixel is touched.
-public struct ImageLimits: Sendable, Equatable {
-    public var maxSide = 16_384
-    public var maxPixels = 50_000_000
-
-    public init() {}
-}
-
 extension Duration {
     /// The duration in seconds as a Double, for arithmetic with dates and backoff.
     public var seconds: Double {

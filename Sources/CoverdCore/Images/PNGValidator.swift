@@ -1,3 +1,11 @@
+/// Limits on images, checked from headers before any pixel is touched.
+public struct ImageLimits: Sendable, Equatable {
+    public var maxSide = 16_384
+    public var maxPixels = 50_000_000
+
+    public init() {}
+}
+
 /// What the IHDR chunk of a valid PNG says.
 public struct PNGInfo: Sendable, Equatable {
     public var width: Int

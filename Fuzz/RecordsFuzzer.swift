@@ -1,0 +1,25 @@
+// libFuzzer target: album records, both forms (JSON and albums.bin), from any bytes.
+// Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address` together with
+// the record sources it exercises; see `make fuzz`.
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func recordsFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    var limits = RecordLimits()
+    limits.maxFileBytes = 1 << 20
+    let validator = AlbumValidator(limits: limits)
+    for decode in [JSONRecordDecoder(validator: validator).decode, ArchiveRecordDecoder(validator: validator).decode] {
+        do throws(RecordFileError) {
+            let contents = try decode(bytes, "/fuzz/record")
+            for album in contents.albums {
+                // What reaches the rest of the daemon must be safe to use as a file name and a URL.
+                precondition(AlbumID.isValid(album.id.rawValue), "invalid id \(album.id)")
+                precondition(album.coverURL.string.hasPrefix("http://") || album.coverURL.string.lowercased().hasPrefix("http"))
+                precondition(!album.title.isEmpty && !album.artist.isEmpty)
+            }
+        } catch {
+            precondition(!error.description.isEmpty)
+        }
+    }
+    return 0
+}

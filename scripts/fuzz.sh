@@ -1,0 +1,65 @@
+#!/bin/sh
+# Builds the libFuzzer targets in Fuzz/ with the sources they exercise and runs
+# each for FUZZ_SECONDS (default 60). Exit status is non-zero if any run finds a
+# crash; the crashing input is kept in fuzz-artifacts/.
+set -eu
+top="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${FUZZ_SECONDS:-60}"
+out="$top/.build-fuzz"
+artifacts="$top/fuzz-artifacts"
+mkdir -p "$out" "$artifacts"
+core="$top/Sources/CoverdCore"
+
+records_sources="$core/Records/JSONParser.swift $core/Records/JSONValue.swift $core/Records/AlbumValidator.swift
+    $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/RecordContents.swift
+    $core/Records/BinaryPropertyList.swift $core/Records/ArchiveRecordDecoder.swift $core/Support/SystemError.swift"
+png_sources="$core/Images/PNGValidator.swift $core/Images/CRC32.swift $core/Images/ImageKind.swift $core/Images/CoverImagePipeline.swift"
+
+build() {
+    name="$1"; shift
+    # The gold linker warns about every ASan helper symbol; the log keeps that out of sight.
+    # shellcheck disable=SC2086
+    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
+        grep -v "Cannot export local symbol" "$out/$name.build.log" | tail -30
+        exit 1
+    fi
+}
+echo "fuzz: building (swiftc -sanitize=fuzzer,address)"
+# shellcheck disable=SC2086
+build RecordsFuzzer $records_sources "$top/Fuzz/RecordsFuzzer.swift"
+# shellcheck disable=SC2086
+build PNGFuzzer $png_sources "$top/Fuzz/PNGFuzzer.swift"
+
+# Seed corpora: valid records of every form, and real PNGs.
+seeds="$out/seeds"
+rm -rf "$seeds"
+mkdir -p "$seeds/records" "$seeds/png"
+printf '{"title": "T", "artist": "A", "cover_url": "http://h/c.png", "year": 1999, "id": "x-1"}' > "$seeds/records/single.json"
+printf '[{"album": "T", "artist": "A", "coverUrl": "https://h:8080/c.png", "genre": "Pop"}, {"title": "U", "artist": "B", "cover_url": "http://h/d.png"}]' > "$seeds/records/array.json"
+printf '{"albums": [{"title": "T\\u00e9", "artist": "A", "cover_url": "http://[::1]/c.png"}]}' > "$seeds/records/wrapped.json"
+python3 - "$seeds/records/albums.bin" <<'PY'
+import plistlib, sys
+objects = ["$null", {"NS.objects": [plistlib.UID(4)], "$class": plistlib.UID(2)}, {"$classname": "NSArray", "$classes": ["NSArray"]},
+           {"$classname": "Album", "$classes": ["Album"]}, {"$class": plistlib.UID(3), "album": plistlib.UID(5), "artist": plistlib.UID(6),
+           "cover_url": plistlib.UID(7), "year": 1999}, "Title", "Artist", "http://h/c.png"]
+open(sys.argv[1], "wb").write(plistlib.dumps({"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)},
+                                              "$objects": objects}, fmt=plistlib.FMT_BINARY))
+PY
+python3 "$top/scripts/make_sample_covers.py" "$seeds/png" 4 1 24
+
+status=0
+for name in RecordsFuzzer PNGFuzzer; do
+    corpus="$out/corpus-$name"
+    mkdir -p "$corpus"
+    case "$name" in RecordsFuzzer) seed="$seeds/records" ;; *) seed="$seeds/png" ;; esac
+    echo "fuzz: $name for ${seconds}s"
+    if ! "$out/$name" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix="$artifacts/$name-" "$corpus" "$seed" > "$out/$name.log" 2>&1; then
+        echo "fuzz: $name FOUND A CRASH (see $artifacts and $out/$name.log)"
+        tail -40 "$out/$name.log"
+        status=1
+    else
+        grep -E "^Done|stat::new_units_added" "$out/$name.log" | sed "s/^/fuzz: $name: /"
+    fi
+done
+exit $status
