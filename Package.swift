@@ -19,11 +19,12 @@ let package = Package(
         .systemLibrary(name: "CSQLite", path: "Sources/CSQLite"),
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
 
         .target(
             name: "CoverdCore",
             dependencies: [
-                "CCurl", "CSQLite", "CSystemd", "CLinux",
+                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

@@ -19,7 +19,7 @@ build() {
     name="$1"; shift
     # The gold linker warns about every ASan helper symbol; the log keeps that out of sight.
     # shellcheck disable=SC2086
-    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
+    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" -I "$top/Sources/CZlib" "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
         grep -v "Cannot export local symbol" "$out/$name.build.log" | tail -30
         exit 1
     fi

@@ -86,4 +86,36 @@ struct PNGValidatorTests {
         }
         #expect(split == CRC32.checksum(long))
     }
+
+    func png(width: Int, height: Int, colorType: UInt8 = 2, interlace: UInt8 = 0, idat: [UInt8]) -> [UInt8] {
+        let header = PNGFixture.bigEndianForTests(UInt32(width)) + PNGFixture.bigEndianForTests(UInt32(height)) + [8, colorType, 0, 0, interlace]
+        return PNGFixture.signature + PNGFixture.chunk("IHDR", header) + PNGFixture.chunk("IDAT", idat) + PNGFixture.chunk("IEND", [])
+    }
+
+    @Test("Given image data that is not a zlib stream, with every CRC right, when validated, then it is refused")
+    func garbageImageData() {
+        #expect(throws: PNGValidationError.self) {
+            try validator.validate(png(width: 4, height: 4, idat: [1, 2, 3, 4, 5, 6, 7, 8]))
+        }
+    }
+
+    @Test("Given image data shorter or longer than the header implies, when validated, then it is refused")
+    func wrongImageDataLength() {
+        let short = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 20 * (1 + 60)))
+        let long = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 30 * (1 + 60)))
+        #expect(throws: PNGValidationError.structure("image data holds 1220 bytes, the header says 1525")) {
+            try validator.validate(png(width: 20, height: 25, idat: short))
+        }
+        #expect(throws: PNGValidationError.self) { try validator.validate(png(width: 20, height: 25, idat: long)) }
+    }
+
+    @Test("Given an Adam7-interlaced image with exactly its seven passes' bytes, when validated, then it passes")
+    func interlaced() throws {
+        // 3×3 gray: the passes hold 1, 0, 0, 1, 2, 2 and 3 pixels on 1, 0, 0, 1, 1, 2 and 1 rows: 15 bytes with filter bytes.
+        let info = try validator.validate(png(width: 3, height: 3, colorType: 0, interlace: 1, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 15))))
+        #expect(info.interlaced)
+        #expect(throws: PNGValidationError.self) {
+            try validator.validate(png(width: 3, height: 3, colorType: 0, interlace: 1, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 12))))
+        }
+    }
 }

@@ -41,6 +41,9 @@ public enum PNGFixture {
         return bytes
     }
 
+    public static func bigEndianForTests(_ value: UInt32) -> [UInt8] { bigEndian(value) }
+    public static func zlibStoredForTests(_ data: [UInt8]) -> [UInt8] { zlibStored(data) }
+
     static func bigEndian(_ value: UInt32) -> [UInt8] {
         [UInt8(value >> 24), UInt8((value >> 16) & 0xFF), UInt8((value >> 8) & 0xFF), UInt8(value & 0xFF)]
     }

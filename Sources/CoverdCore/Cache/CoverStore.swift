@@ -51,16 +51,8 @@ public struct CoverStore: Sendable {
 
     /// Names of the entries in `covers/`.
     public func listNames() -> [String] {
-        guard let dir = opendir(directory) else { return [] }
-        defer { closedir(dir) }
-        var names: [String] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
+        // Names coverd did not write (not UTF-8) are neither covers nor its temporary files.
+        (listDirectory(directory) ?? []).compactMap(\.name)
     }
 
     public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
@@ -96,7 +88,8 @@ public struct CoverStore: Sendable {
         return TemporaryCover(path: path, bytes: bytes.count)
     }
 
-    /// Renames a temporary file to `<id>.png` and syncs the directory so the rename is durable.
+    /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
+    /// rename durable with a `DirectorySync` of `directory`.
     public func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         let target = path(for: id)
         guard rename(temporary.path, target) == 0 else {
@@ -104,7 +97,6 @@ public struct CoverStore: Sendable {
             unlink(temporary.path)
             throw error
         }
-        syncDirectory()
         return stamp(for: id) ?? FileStamp(bytes: temporary.bytes, mtime: 0)
     }
 
@@ -128,12 +120,6 @@ public struct CoverStore: Sendable {
         try readRegularFile(path(for: id), limit: limit)
     }
 
-    private func syncDirectory() {
-        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { return }
-        fsync(fd)
-        close(fd)
-    }
 }
 
 /// `mkdir -p`. An existing directory is left alone without a write, so this

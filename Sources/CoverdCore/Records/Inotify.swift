@@ -12,6 +12,8 @@ struct InotifyEvent: Equatable {
     /// The watched directory plus the entry name; the directory itself for events on it.
     var path: String
     var name: String
+    /// False when the entry's name is not valid UTF-8 (then `name` shows U+FFFD for the bad bytes).
+    var validName = true
 
     func has(_ flag: Int32) -> Bool { mask & UInt32(bitPattern: flag) != 0 }
     var isDirectory: Bool { has(IN_ISDIR) }
@@ -81,8 +83,9 @@ final class Inotify {
                     let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                     let cookie = raw.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self)
                     let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                    let nameBytes = raw[(offset + headerSize)..<min(offset + headerSize + length, count)]
-                    let name = String(decoding: nameBytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                    let nameBytes = Array(raw[(offset + headerSize)..<min(offset + headerSize + length, count)].prefix(while: { $0 != 0 }))
+                    let validName = String(validating: nameBytes, as: UTF8.self)
+                    let name = validName ?? String(decoding: nameBytes, as: UTF8.self)
                     offset += headerSize + length
                     if mask & UInt32(IN_Q_OVERFLOW) != 0 {
                         overflowed = true
@@ -95,7 +98,7 @@ final class Inotify {
                         continue
                     }
                     let path = name.isEmpty ? directory : directory + "/" + name
-                    events.append(InotifyEvent(mask: mask, cookie: cookie, path: path, name: name))
+                    events.append(InotifyEvent(mask: mask, cookie: cookie, path: path, name: name, validName: validName != nil))
                 }
             }
         }

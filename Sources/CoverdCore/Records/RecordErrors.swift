@@ -43,12 +43,14 @@ public enum RecordFileError: Error, Sendable, Equatable, CustomStringConvertible
     case invalidJSON(path: String, JSONSyntaxError)
     case unexpectedShape(path: String, reason: String)
     case invalidArchive(path: String, reason: String)
+    /// The file name is not valid UTF-8, so coverd cannot name it reliably.
+    case unusableName(path: String)
 
     /// True when the file was read but its contents are wrong (as opposed to unreadable).
     public var isAboutContent: Bool {
         switch self {
         case .invalidJSON, .unexpectedShape, .invalidArchive: return true
-        case .cannotOpen, .notRegularFile, .tooLarge, .readFailed: return false
+        case .cannotOpen, .notRegularFile, .tooLarge, .readFailed, .unusableName: return false
         }
     }
 
@@ -56,7 +58,7 @@ public enum RecordFileError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .cannotOpen(let path, _), .notRegularFile(let path, _), .tooLarge(let path, _, _),
             .readFailed(let path, _), .invalidJSON(let path, _), .unexpectedShape(let path, _),
-            .invalidArchive(let path, _):
+            .invalidArchive(let path, _), .unusableName(let path):
             return path
         }
     }
@@ -71,6 +73,7 @@ public enum RecordFileError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidJSON(_, let error): return "not valid JSON: \(error)"
         case .unexpectedShape(_, let reason): return reason
         case .invalidArchive(_, let reason): return "not a valid album archive: \(reason)"
+        case .unusableName: return "the file name is not valid UTF-8; rename the file"
         }
     }
 

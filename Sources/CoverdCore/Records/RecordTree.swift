@@ -74,6 +74,10 @@ struct RecordTree {
                 continue
             }
             if event.name.hasPrefix(".") { continue }
+            if !event.validName {
+                if event.has(IN_CLOSE_WRITE) || event.has(IN_MOVED_TO) { reportUnusableName(event.path, into: &output) }
+                continue
+            }
             if event.isDirectory {
                 apply(&pending, into: &output)  // Keep file and directory changes in order.
                 if event.has(IN_CREATE) || event.has(IN_MOVED_TO) {
@@ -144,17 +148,19 @@ struct RecordTree {
         } catch {
             output.problems.append(error)
         }
-        guard let dir = opendir(directory) else {
+        guard let listing = listDirectory(directory) else {
             output.problems.append(SystemError("opendir", path: directory))
             output.unreadable.insert(directory)
             return
         }
         var entries: [(name: String, type: UInt8)] = []
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            if !name.hasPrefix(".") { entries.append((name, entry.pointee.d_type)) }
+        for entry in listing where entry.rawName.first != UInt8(ascii: ".") {
+            guard let name = entry.name else {
+                reportUnusableName(directory + "/" + entry.displayName, into: &output)
+                continue
+            }
+            entries.append((name, entry.type))
         }
-        closedir(dir)
         for (name, type) in entries.sorted(by: { $0.name < $1.name }) {
             let path = directory + "/" + name
             var entryType = type
@@ -183,8 +189,9 @@ struct RecordTree {
             output.change.merge(catalog.update(path: path, albums: contents.albums))
             output.rejections += contents.rejections
         } catch {
-            if case .cannotOpen(_, let code) = error, code == ENOENT {
-                forget(path, into: &output)
+            var info = stat()
+            if case .cannotOpen(_, let code) = error, code == ENOENT, lstat(path, &info) != 0 {
+                forget(path, into: &output)  // Gone; a dangling symbolic link is reported instead.
                 return
             }
             if mayBeIncomplete, error.isAboutContent, let identity, Date().timeIntervalSince1970 - Double(identity.mtime) / 1e9 < 2 {
@@ -195,6 +202,13 @@ struct RecordTree {
             output.unreadable.insert(path)
         }
         signatures[path] = identity
+    }
+
+    /// A record-like name that is not UTF-8 cannot be represented (or opened) by name: say so.
+    private func reportUnusableName(_ path: String, into output: inout RecordTreeOutput) {
+        let name = (path as NSString).lastPathComponent
+        guard RecordFileKind(fileName: name) != nil else { return }
+        output.fileErrors.append(.unusableName(path: path))
     }
 
     private mutating func forget(_ path: String, into output: inout RecordTreeOutput) {

@@ -16,6 +16,7 @@ public final class CoverCoordinator: Sendable {
     private let index: CoverIndex
     private let writer: IndexWriter
     private let store: CoverStore
+    private let directorySync: DirectorySync
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     private let state: Mutex<State>
@@ -28,6 +29,7 @@ public final class CoverCoordinator: Sendable {
         var lastSummary: SyncSummary?
         var observations: [ObservationToken] = []
         var stopped = false
+        var gate: FetchGate
     }
 
     public init(
@@ -39,9 +41,14 @@ public final class CoverCoordinator: Sendable {
         self.index = index
         self.writer = writer
         self.store = store
-        let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        directorySync = DirectorySync(path: store.directory)
+        // More workers than cores: most of their time is spent waiting in fsync,
+        // and concurrent fsyncs share the filesystem's journal commits.
+        let workerCount = max(4, ProcessInfo.processInfo.activeProcessorCount * 4)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
-        state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
+        state = Mutex(State(
+            planner: SyncPlanner(policy: configuration.retry), configuration: configuration,
+            gate: FetchGate(highWater: workerCount * 2)))
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
@@ -99,6 +106,7 @@ public final class CoverCoordinator: Sendable {
         queue.sync {}
         for worker in workers { worker.sync {} }
         queue.sync {}
+        directorySync.flush()
         writer.flush()
     }
 
@@ -108,7 +116,9 @@ public final class CoverCoordinator: Sendable {
     private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let (effects, summary, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
-            let files = StoreCoverFiles(store: store, limits: state.configuration.images, maxBytes: state.configuration.fetch.maxBytes)
+            let files = StoreCoverFiles(
+                store: store, directorySync: directorySync, limits: state.configuration.images,
+                maxBytes: state.configuration.fetch.maxBytes)
             let effects = step(&state.planner, files, Date())
             let summary = state.planner.summary
             let newSummary = summary != state.lastSummary ? summary : nil
@@ -135,15 +145,11 @@ public final class CoverCoordinator: Sendable {
             case .fetch where stopped, .prepare where stopped:
                 continue
             case .fetch(let id, let url):
-                fetcher.fetch(id, url: url) { [weak self] outcome in
-                    guard let self else { return }
-                    self.queue.async {
-                        self.run { planner, _, now in planner.fetchFinished(id, url: url, outcome: outcome, now: now) }
-                    }
-                }
+                if state.withLock({ $0.gate.admit(id, url: url) }) { startFetch(id, url: url) }
             case .cancelFetch(let id):
-                fetcher.cancel(id)
+                if !state.withLock({ $0.gate.cancel(id) }) { fetcher.cancel(id) }
             case .prepare(let request):
+                state.withLock { $0.gate.prepareStarted() }
                 prepare(request, with: CoverPreparer(store: store, pipeline: CoverImagePipeline(limits: configuration.images)))
             case .index(let change):
                 changes.append(change)
@@ -165,6 +171,17 @@ public final class CoverCoordinator: Sendable {
                 self.run { planner, files, now in
                     planner.prepared(request.fetchID, url: request.url, result: result, now: now, files: files)
                 }
+                let released = self.state.withLock { state in state.stopped ? [] : state.gate.prepareFinished() }
+                for fetch in released { self.startFetch(fetch.id, url: fetch.url) }
+            }
+        }
+    }
+
+    private func startFetch(_ id: FetchID, url: CoverURL) {
+        fetcher.fetch(id, url: url) { [weak self] outcome in
+            guard let self else { return }
+            self.queue.async {
+                self.run { planner, _, now in planner.fetchFinished(id, url: url, outcome: outcome, now: now) }
             }
         }
     }

@@ -1,6 +1,7 @@
 /// `CoverFiles` on the real `covers/` directory.
 struct StoreCoverFiles: CoverFiles, Sendable {
     let store: CoverStore
+    let directorySync: DirectorySync
     let limits: ImageLimits
     let maxBytes: Int
 
@@ -25,7 +26,9 @@ struct StoreCoverFiles: CoverFiles, Sendable {
     }
 
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
-        try store.commit(temporary, as: id)
+        let stamp = try store.commit(temporary, as: id)
+        directorySync.request()
+        return stamp
     }
 
     func discard(_ temporary: TemporaryCover) {

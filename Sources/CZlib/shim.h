@@ -1,0 +1,4 @@
+#ifndef COVERD_CZLIB_SHIM_H
+#define COVERD_CZLIB_SHIM_H
+#include <zlib.h>
+#endif

@@ -1,0 +1,62 @@
+import CZlib
+
+/// Checks a PNG's compressed image data (the IDAT chunks' zlib stream):
+/// it must inflate, end where it says, and hold exactly the bytes the header
+/// promises, so a file with valid CRCs but garbage or missing pixels is
+/// refused. Output goes to a small scratch buffer and is discarded, so the
+/// memory used does not grow with the image.
+struct PNGImageData {
+    /// Decompressed size the header implies: every scanline of every pass, each with its filter byte.
+    static func expectedSize(_ info: PNGInfo) -> Int {
+        let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][info.colorType] ?? 1
+        let bitsPerPixel = channels * info.bitDepth
+        func bytes(width: Int, height: Int) -> Int {
+            guard width > 0, height > 0 else { return 0 }
+            return height * (1 + (width * bitsPerPixel + 7) / 8)
+        }
+        guard info.interlaced else { return bytes(width: info.width, height: info.height) }
+        // Adam7: the seven passes' starting offsets and steps.
+        let passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
+        return passes.reduce(0) { total, pass in
+            let width = (info.width - pass.0 + pass.2 - 1) / pass.2
+            let height = (info.height - pass.1 + pass.3 - 1) / pass.3
+            return total + bytes(width: width, height: height)
+        }
+    }
+
+    /// Inflates `chunks` (the IDAT payloads, in order) and checks the total.
+    static func check(_ chunks: [UnsafeRawBufferPointer], info: PNGInfo) throws(PNGValidationError) {
+        let expected = expectedSize(info)
+        var stream = z_stream()
+        guard inflateInit_(&stream, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+            throw .structure("cannot start inflating the image data")
+        }
+        defer { inflateEnd(&stream) }
+        let scratchSize = 64 * 1024
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchSize)
+        defer { scratch.deallocate() }
+        var produced = 0
+        var ended = false
+        for chunk in chunks where chunk.count > 0 {
+            guard !ended else { throw .structure("image data continues after the end of its zlib stream") }
+            stream.next_in = UnsafeMutablePointer(mutating: chunk.baseAddress!.assumingMemoryBound(to: UInt8.self))
+            stream.avail_in = UInt32(chunk.count)
+            while stream.avail_in > 0 && !ended {
+                stream.next_out = scratch
+                stream.avail_out = UInt32(scratchSize)
+                let code = inflate(&stream, Z_NO_FLUSH)
+                produced += scratchSize - Int(stream.avail_out)
+                if produced > expected { throw .structure("image data is longer than its \(info.width)×\(info.height) header says") }
+                switch code {
+                case Z_STREAM_END: ended = true
+                case Z_OK, Z_BUF_ERROR: continue
+                default:
+                    let reason = stream.msg.map { String(cString: $0) } ?? "zlib error \(code)"
+                    throw .structure("image data does not inflate: \(reason)")
+                }
+            }
+        }
+        guard ended else { throw .structure("image data ends early (\(produced) of \(expected) bytes)") }
+        guard produced == expected else { throw .structure("image data holds \(produced) bytes, the header says \(expected)") }
+    }
+}

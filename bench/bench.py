@@ -1,0 +1,423 @@
+#!/usr/bin/env python3
+"""coverd's benchmark: `make bench` (or `python3 bench/bench.py --help`).
+
+In one run, on loopback, against nginx serving a generated corpus of PNG covers:
+  1. full sync: coverd from process start to all N cached, against
+     `curl -Z --parallel-max 32` fetching the same URLs (alternating runs, medians);
+  2. peak RSS of coverd during that sync;
+  3. drop-to-PNG latency: records dropped one at a time into an idle daemon;
+  4. idle cost: CPU used by an idle daemon over 30 s;
+  5. scale: 100,000 cached albums in 100 files: start to READY=1, RSS,
+     requests made, and `coverd status --json` time.
+Timings are printed, never asserted. `--check` runs a small sync and only
+verifies that every cover arrived intact (used by `make test`).
+"""
+import argparse
+import ctypes
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import time
+import zlib
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(TOP, ".build-bench")
+
+
+# -- corpus --------------------------------------------------------------------
+
+def png_bytes(width, height, rng):
+    """An RGB PNG of noise (stored deflate: no compression to pay for, sizes as chosen)."""
+    rows = bytearray()
+    row_noise = os.urandom(width * 3)
+    for y in range(height):
+        rows += b"\0" + (row_noise[y % 7:] + row_noise[:y % 7])
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(bytes(rows), 0)) + chunk(b"IEND", b"")
+
+
+def corpus(count, low_kb=20, high_kb=250, name=None):
+    """N distinct PNGs between roughly low and high KB, generated once and kept."""
+    directory = os.path.join(WORK, name or f"corpus-{count}-{low_kb}-{high_kb}")
+    marker = os.path.join(directory, ".complete")
+    if os.path.exists(marker):
+        return directory
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    rng = random.Random(count)
+    for index in range(count):
+        target = rng.randrange(low_kb * 1024, high_kb * 1024)
+        side = max(4, int((target / 3) ** 0.5))
+        with open(os.path.join(directory, f"c{index:06d}.png"), "wb") as handle:
+            handle.write(png_bytes(side, side, rng))
+    open(marker, "w").close()
+    return directory
+
+
+# -- servers and processes ----------------------------------------------------------
+
+class Nginx:
+    def __init__(self, root):
+        self.prefix = os.path.join(WORK, "nginx")
+        os.makedirs(os.path.join(self.prefix, "logs"), exist_ok=True)
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        self.port = probe.getsockname()[1]
+        probe.close()
+        self.access_log = os.path.join(self.prefix, "logs", "access.log")
+        config = os.path.join(self.prefix, "nginx.conf")
+        user = "user root;" if os.geteuid() == 0 else ""
+        with open(config, "w") as handle:
+            handle.write(f"""{user}
+worker_processes 1;
+pid {self.prefix}/nginx.pid;
+error_log {self.prefix}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log {self.access_log};
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 1000000;
+    keepalive_timeout 120;
+    types {{ image/png png; }}
+    server {{ listen 127.0.0.1:{self.port}; root {root}; }}
+}}
+""")
+        subprocess.run(["nginx", "-c", config, "-p", self.prefix], check=True)
+        self.base = f"http://127.0.0.1:{self.port}"
+        wait_until(lambda: self._up(), 10, "nginx")
+
+    def _up(self):
+        try:
+            socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
+            return True
+        except OSError:
+            return False
+
+    def requests(self):
+        try:
+            with open(self.access_log, "rb") as handle:
+                return sum(1 for _ in handle)
+        except FileNotFoundError:
+            return 0
+
+    def stop(self):
+        subprocess.run(["nginx", "-c", os.path.join(self.prefix, "nginx.conf"), "-p", self.prefix, "-s", "stop"],
+                       stderr=subprocess.DEVNULL)
+
+
+def wait_until(predicate, timeout, what, interval=0.01):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+class NotifySocket:
+    """A NOTIFY_SOCKET for coverd: READY=1 and STATUS= arrive here, as with systemd."""
+
+    def __init__(self):
+        self.path = os.path.join(WORK, f"notify-{os.getpid()}.sock")
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+
+    def wait_for(self, predicate, timeout):
+        """Reads datagrams until `predicate(assignments)` holds; returns the arrival time."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("no matching sd_notify message")
+            self.sock.settimeout(remaining)
+            data = self.sock.recv(65536).decode()
+            now = time.monotonic()
+            fields = dict(line.split("=", 1) for line in data.splitlines() if "=" in line)
+            if predicate(fields):
+                return now
+
+    def close(self):
+        self.sock.close()
+        os.unlink(self.path)
+
+
+class Inotify:
+    """IN_MOVED_TO events for one directory, to time covers being renamed into place."""
+    IN_MOVED_TO = 0x80
+
+    def __init__(self, directory):
+        self.libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        self.fd = self.libc.inotify_init1(0)
+        self.libc.inotify_add_watch(self.fd, directory.encode(), self.IN_MOVED_TO)
+
+    def wait_for(self, name, timeout):
+        deadline = time.monotonic() + timeout
+        buffer = ctypes.create_string_buffer(65536)
+        while time.monotonic() < deadline:
+            count = os.read(self.fd, 65536)
+            now = time.monotonic()
+            offset = 0
+            while offset < len(count):
+                _, _, _, length = struct.unpack_from("iIII", count, offset)
+                entry = count[offset + 16:offset + 16 + length].rstrip(b"\0").decode()
+                offset += 16 + length
+                if entry == name:
+                    return now
+        raise TimeoutError(name)
+
+    def close(self):
+        os.close(self.fd)
+
+
+def cpu_seconds(pid):
+    """CPU time of every thread of `pid`, in seconds (schedstat: nanosecond resolution)."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
+            total += int(handle.read().split()[0])
+    return total / 1e9
+
+
+def status_kb(pid, key):
+    with open(f"/proc/{pid}/status") as handle:
+        for line in handle:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+class Coverd:
+    def __init__(self, binary, records, cache, extra=(), notify=None):
+        env = dict(os.environ)
+        env.pop("NOTIFY_SOCKET", None)
+        env.pop("WATCHDOG_USEC", None)
+        if notify:
+            env["NOTIFY_SOCKET"] = notify.path
+        config = os.path.join(WORK, "empty.toml")
+        open(config, "w").close()
+        self.log = open(os.path.join(WORK, "coverd.log"), "ab")
+        self.started = time.monotonic()
+        self.process = subprocess.Popen(
+            [binary, "run", "--records", records, "--cache", cache, "--config", config, "--log-target", "stderr", *extra],
+            env=env, stdout=subprocess.DEVNULL, stderr=self.log)
+
+    @property
+    def pid(self):
+        return self.process.pid
+
+    def stop(self):
+        self.process.send_signal(signal.SIGTERM)
+        status = self.process.wait(timeout=60)
+        self.log.close()
+        return status
+
+
+def write_records(directory, urls, files=100, ids=None):
+    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(directory)
+    per_file = (len(urls) + files - 1) // files
+    for file in range(files):
+        chunk = urls[file * per_file:(file + 1) * per_file]
+        if not chunk:
+            break
+        albums = [{"id": ids[file * per_file + i] if ids else f"a{file * per_file + i:06d}",
+                   "title": f"Album {file * per_file + i}", "artist": "Bench", "cover_url": url}
+                  for i, url in enumerate(chunk)]
+        with open(os.path.join(directory, f"r{file:03d}.json"), "w") as handle:
+            json.dump(albums, handle)
+
+
+# -- measurements ----------------------------------------------------------------
+
+def run_coverd_sync(binary, urls, parallel):
+    records = os.path.join(WORK, "run", "albums")
+    cache = os.path.join(WORK, "run", "cache")
+    shutil.rmtree(cache, ignore_errors=True)
+    write_records(records, urls)
+    subprocess.run(["sync"])
+    notify = NotifySocket()
+    expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
+    daemon = Coverd(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], notify)
+    done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
+    elapsed = done - daemon.started
+    rss = status_kb(daemon.pid, "VmHWM")
+    status = daemon.stop()
+    notify.close()
+    return elapsed, rss, status, cache
+
+
+def run_curl(urls, parallel):
+    out = os.path.join(WORK, "run", "curl")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    config = os.path.join(WORK, "run", "curl.cfg")
+    with open(config, "w") as handle:
+        for index, url in enumerate(urls):
+            handle.write(f'url = "{url}"\noutput = "{out}/{index:06d}.png"\n')
+    subprocess.run(["sync"])
+    started = time.monotonic()
+    subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "-s", "--no-progress-meter", "-K", config], check=True,
+                   stdout=subprocess.DEVNULL)
+    return time.monotonic() - started
+
+
+def verify_cache(cache, urls, corpus_dir):
+    bad = 0
+    for index, url in enumerate(urls):
+        name = url.rsplit("/", 1)[1].split("?")[0]
+        with open(os.path.join(corpus_dir, name), "rb") as source:
+            expected = source.read()
+        try:
+            with open(os.path.join(cache, "covers", f"a{index:06d}.png"), "rb") as stored:
+                bad += stored.read() != expected
+        except FileNotFoundError:
+            bad += 1
+    return bad
+
+
+def latency(binary, nginx, corpus_dir, count=200):
+    records = os.path.join(WORK, "latency", "albums")
+    cache = os.path.join(WORK, "latency", "cache")
+    shutil.rmtree(os.path.join(WORK, "latency"), ignore_errors=True)
+    os.makedirs(records)
+    notify = NotifySocket()
+    daemon = Coverd(binary, records, cache, (), notify)
+    notify.wait_for(lambda f: f.get("READY") == "1", 60)
+    watcher = Inotify(os.path.join(cache, "covers"))
+    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))[:count]
+    samples = []
+    for index, name in enumerate(names):
+        path = os.path.join(records, f"l{index:04d}.json")
+        with open(path, "w") as handle:
+            json.dump({"id": f"lat{index:04d}", "title": f"Latency {index}", "artist": "Bench",
+                       "cover_url": f"{nginx.base}/{name}?latency"}, handle)
+        closed = time.monotonic()  # right after close(): the record is complete now
+        samples.append(watcher.wait_for(f"lat{index:04d}.png", 30) - closed)
+    watcher.close()
+    # Idle: nothing to do for 30 s; no watchdog (no WATCHDOG_USEC).
+    time.sleep(1)
+    before = cpu_seconds(daemon.pid)
+    time.sleep(30)
+    idle = cpu_seconds(daemon.pid) - before
+    daemon.stop()
+    notify.close()
+    samples.sort()
+    return samples[len(samples) // 2], samples[int(len(samples) * 0.99) - 1], idle
+
+
+def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
+    base = os.path.join(WORK, "scale")
+    records = os.path.join(base, "albums")
+    cache = os.path.join(base, "cache")
+    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
+    marker = os.path.join(base, f".cached-{albums}")
+    urls = [f"{nginx.base}/{names[i % len(names)]}?scale={i}" for i in range(albums)]
+    if not os.path.exists(marker):
+        print(f"# scale: first sync of {albums} albums (setup, not measured)", flush=True)
+        shutil.rmtree(base, ignore_errors=True)
+        write_records(records, urls, files)
+        notify = NotifySocket()
+        daemon = Coverd(binary, records, cache, ["--concurrency", "32", "--per-host", "32"], notify)
+        notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600)
+        daemon.stop()
+        notify.close()
+        open(marker, "w").close()
+    subprocess.run(["sync"])
+    before = nginx.requests()
+    notify = NotifySocket()
+    daemon = Coverd(binary, records, cache, (), notify)
+    ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
+    notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 120)
+    rss = status_kb(daemon.pid, "VmHWM")
+    started = time.monotonic()
+    output = subprocess.run([binary, "status", "--json", "--cache", cache], capture_output=True, check=True)
+    status_time = time.monotonic() - started
+    json.loads(output.stdout)
+    daemon.stop()
+    notify.close()
+    return ready, rss, nginx.requests() - before, status_time
+
+
+# -- main -----------------------------------------------------------------------------
+
+def release_binary():
+    subprocess.run(["swift", "build", "-c", "release", "--product", "coverd"], cwd=TOP, check=True,
+                   stdout=subprocess.DEVNULL)
+    path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=TOP, check=True,
+                          capture_output=True, text=True).stdout.strip()
+    return os.path.join(path, "coverd")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-n", "--count", type=int, default=int(os.environ.get("BENCH_N", 10_000)))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--parallel", type=int, default=32)
+    parser.add_argument("--binary", help="coverd to measure (default: a release build)")
+    parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
+    parser.add_argument("--skip", action="append", default=[], choices=["latency", "scale"])
+    args = parser.parse_args()
+    os.makedirs(WORK, exist_ok=True)
+    binary = args.binary or release_binary()
+    count = 200 if args.check else args.count
+    corpus_dir = corpus(count)
+    nginx = Nginx(corpus_dir)
+    try:
+        names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
+        urls = [f"{nginx.base}/{name}" for name in names]
+        if args.check:
+            _, _, status, cache = run_coverd_sync(binary, urls, args.parallel)
+            bad = verify_cache(cache, urls, corpus_dir)
+            print(f"bench check: {len(urls)} covers synced through nginx, {bad} missing or different, exit status {status}")
+            return 1 if bad or status != 0 else 0
+        size = sum(os.path.getsize(os.path.join(corpus_dir, n)) for n in names)
+        print(f"# corpus: {count} PNGs, {size / count / 1024:.0f} KB on average, {size / 2**20:.0f} MiB; nginx on {nginx.base}", flush=True)
+        subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
+        coverd_times, curl_times, rss_values = [], [], []
+        for run in range(args.runs):
+            elapsed, rss, _, cache = run_coverd_sync(binary, urls, args.parallel)
+            bad = verify_cache(cache, urls, corpus_dir)
+            coverd_times.append(elapsed)
+            rss_values.append(rss)
+            curl_times.append(run_curl(urls, args.parallel))
+            print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad), curl -Z {curl_times[-1]:.2f} s, peak RSS {rss / 1024:.1f} MiB",
+                  flush=True)
+        rows = []
+        coverd_median, curl_median = statistics.median(coverd_times), statistics.median(curl_times)
+        rows.append((f"full sync, {count} covers, parallel {args.parallel} (median of {args.runs})",
+                     f"{coverd_median:.2f} s", f"curl -Z {curl_median:.2f} s", f"{coverd_median / curl_median:.2f}", "≤ 1.00"))
+        rows.append(("peak RSS during the sync (VmHWM, max)", f"{max(rss_values) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
+        if "latency" not in args.skip:
+            p50, p99, idle = latency(binary, nginx, corpus_dir)
+            rows.append(("drop-to-PNG latency p50 (200 records, idle daemon)", f"{p50 * 1000:.1f} ms", "", "", "≤ 15 ms"))
+            rows.append(("drop-to-PNG latency p99", f"{p99 * 1000:.1f} ms", "", "", "≤ 50 ms"))
+            rows.append(("idle CPU over 30 s, no watchdog", f"{idle * 1000:.1f} ms", "", "", "≤ 20 ms"))
+        if "scale" not in args.skip:
+            ready, rss, requests, status_time = scale(binary, nginx, corpus_dir)
+            rows.append(("100,000 cached albums: start to READY=1", f"{ready:.2f} s", "", "", "≤ 2 s"))
+            rows.append(("100,000 cached albums: peak RSS", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
+            rows.append(("100,000 cached albums: requests made", f"{requests}", "", "", "0"))
+            rows.append(("100,000 cached albums: coverd status --json", f"{status_time:.2f} s", "", "", "≤ 1 s"))
+        print()
+        print("| measure | coverd | baseline | ratio | goal |")
+        print("|---|---|---|---|---|")
+        for row in rows:
+            print("| " + " | ".join(row) + " |")
+    finally:
+        nginx.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
