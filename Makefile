@@ -8,7 +8,7 @@ UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
 
-.PHONY: all deps build release run test systemd-test asan-test fuzz install uninstall clean
+.PHONY: all deps build release run test systemd-test asan-test asan-e2e fuzz install uninstall clean
 FUZZ_SECONDS ?= 300
 
 all: build
@@ -34,13 +34,23 @@ test: build
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
 	$(MAKE) systemd-test
 	$(MAKE) asan-test
+	$(MAKE) asan-e2e
 	$(MAKE) fuzz FUZZ_SECONDS=60
 
 systemd-test: build
 	@./scripts/test-systemd.sh
 
+LSAN := LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0
+
 asan-test: deps
-	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 $(SWIFT) test --sanitize=address --scratch-path .build-asan --filter CoverdCoreTests
+	$(LSAN) $(SWIFT) test --sanitize=address --scratch-path .build-asan --filter CoverdCoreTests
+
+# The end-to-end suites again, against a coverd built with AddressSanitizer (leaks fail its exit status).
+asan-e2e: build
+	$(SWIFT) build --sanitize=address --scratch-path .build-asan --product coverd
+	$(SWIFT) build --build-tests
+	$(LSAN) COVERD_BIN="$$($(SWIFT) build --sanitize=address --scratch-path .build-asan --show-bin-path)/coverd" \
+		$(SWIFT) test --skip-build --filter EndToEndTests
 
 # libFuzzer targets for the record parser and the PNG validator (Fuzz/), FUZZ_SECONDS each.
 fuzz: deps

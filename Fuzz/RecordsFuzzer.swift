@@ -14,7 +14,9 @@ public func recordsFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             for album in contents.albums {
                 // What reaches the rest of the daemon must be safe to use as a file name and a URL.
                 precondition(AlbumID.isValid(album.id.rawValue), "invalid id \(album.id)")
-                precondition(album.coverURL.string.hasPrefix("http://") || album.coverURL.string.lowercased().hasPrefix("http"))
+                let scheme = album.coverURL.string.prefix { $0 != ":" }.lowercased()
+                precondition(scheme == "http" || scheme == "https", "scheme \(scheme)")
+                precondition(album.coverURL.string.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
                 precondition(!album.title.isEmpty && !album.artist.isEmpty)
             }
         } catch {

@@ -13,7 +13,9 @@ core="$top/Sources/CoverdCore"
 records_sources="$core/Records/JSONParser.swift $core/Records/JSONValue.swift $core/Records/AlbumValidator.swift
     $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/RecordContents.swift
     $core/Records/BinaryPropertyList.swift $core/Records/ArchiveRecordDecoder.swift $core/Support/SystemError.swift"
-png_sources="$core/Images/PNGValidator.swift $core/Images/CRC32.swift $core/Images/ImageKind.swift $core/Images/CoverImagePipeline.swift"
+http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/JSONValue.swift
+    $core/Support/SystemError.swift"
+png_sources="$core/Images/PNGValidator.swift $core/Images/PNGImageData.swift $core/Images/CRC32.swift $core/Images/ImageKind.swift $core/Images/CoverImagePipeline.swift"
 
 build() {
     name="$1"; shift
@@ -29,11 +31,18 @@ echo "fuzz: building (swiftc -sanitize=fuzzer,address)"
 build RecordsFuzzer $records_sources "$top/Fuzz/RecordsFuzzer.swift"
 # shellcheck disable=SC2086
 build PNGFuzzer $png_sources "$top/Fuzz/PNGFuzzer.swift"
+# shellcheck disable=SC2086
+build HTTPFuzzer $http_sources "$top/Fuzz/HTTPFuzzer.swift"
 
 # Seed corpora: valid records of every form, and real PNGs.
 seeds="$out/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/records" "$seeds/png"
+mkdir -p "$seeds/records" "$seeds/png" "$seeds/http"
+printf '120' > "$seeds/http/seconds"
+printf 'Sun, 06 Nov 1994 08:49:37 GMT' > "$seeds/http/imf"
+printf 'Sunday, 06-Nov-94 08:49:37 GMT' > "$seeds/http/rfc850"
+printf 'Sun Nov  6 08:49:37 1994' > "$seeds/http/asctime"
+printf 'https://user@[::1]:8443/a/b.png?x=1#f' > "$seeds/http/url"
 printf '{"title": "T", "artist": "A", "cover_url": "http://h/c.png", "year": 1999, "id": "x-1"}' > "$seeds/records/single.json"
 printf '[{"album": "T", "artist": "A", "coverUrl": "https://h:8080/c.png", "genre": "Pop"}, {"title": "U", "artist": "B", "cover_url": "http://h/d.png"}]' > "$seeds/records/array.json"
 printf '{"albums": [{"title": "T\\u00e9", "artist": "A", "cover_url": "http://[::1]/c.png"}]}' > "$seeds/records/wrapped.json"
@@ -48,12 +57,13 @@ PY
 python3 "$top/scripts/make_sample_covers.py" "$seeds/png" 4 1 24
 
 status=0
-for name in RecordsFuzzer PNGFuzzer; do
+for name in RecordsFuzzer PNGFuzzer HTTPFuzzer; do
     corpus="$out/corpus-$name"
     mkdir -p "$corpus"
-    case "$name" in RecordsFuzzer) seed="$seeds/records" ;; *) seed="$seeds/png" ;; esac
+    case "$name" in RecordsFuzzer) seed="$seeds/records" ;; PNGFuzzer) seed="$seeds/png" ;; *) seed="$seeds/http" ;; esac
     echo "fuzz: $name for ${seconds}s"
-    if ! "$out/$name" -max_total_time="$seconds" -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
+    # -timeout: an input that takes more than 10 s is a hang, reported like a crash.
+    if ! "$out/$name" -max_total_time="$seconds" -timeout=10 -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="$artifacts/$name-" "$corpus" "$seed" > "$out/$name.log" 2>&1; then
         echo "fuzz: $name FOUND A CRASH (see $artifacts and $out/$name.log)"
         tail -40 "$out/$name.log"

@@ -9,6 +9,7 @@ final class FakeCoverFiles: CoverFiles {
     var removed: [AlbumID] = []
     var discarded: [String] = []
     var failCommits = false
+    var room = true
 
     func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
         guard let stamp = files[id] else { return .missing }
@@ -25,6 +26,7 @@ final class FakeCoverFiles: CoverFiles {
     func discard(_ temporary: TemporaryCover) { discarded.append(temporary.path) }
     func remove(_ id: AlbumID) { removed.append(id); files[id] = nil }
     func path(for id: AlbumID) -> String { "/cache/covers/\(id).png" }
+    func hasRoom(for bytes: Int) -> Bool { room }
 }
 
 extension [SyncEffect] {
@@ -141,8 +143,8 @@ struct SyncPlannerTests {
         #expect(effects.rows.first?.state == .pending)
         #expect(effects.rows.first?.attempts == 1)
         #expect(planner.nextWakeUp() == now.addingTimeInterval(1))
-        #expect(planner.timerFired(now: now.addingTimeInterval(0.5)).fetches.isEmpty)
-        let retry = planner.timerFired(now: now.addingTimeInterval(1))
+        #expect(planner.timerFired(now: now.addingTimeInterval(0.5), files: files).fetches.isEmpty)
+        let retry = planner.timerFired(now: now.addingTimeInterval(1), files: files)
         #expect(retry.fetches.map(\.1) == [fetch.1])
         // The second failure doubles the delay.
         let again = planner.fetchFinished(retry.fetches[0].0, url: fetch.1, outcome: .failure(failure), now: now.addingTimeInterval(1))
@@ -215,12 +217,12 @@ struct SyncPlannerTests {
         var time = now
         for _ in 0..<6 {
             let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).prepares.first)
-            effects = planner.prepared(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC))), now: time, files: files)
+            effects = planner.prepared(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: time, files: files)
             let next = planner.nextWakeUp()
             let due = try #require(next)
             #expect(due.timeIntervalSince(time) <= 5)
             time = due
-            fetchID = try #require(planner.timerFired(now: time).fetches.first).0
+            fetchID = try #require(planner.timerFired(now: time, files: files).fetches.first).0
         }
         #expect(effects.rows.first?.state == .pending)
         #expect(effects.rows.first?.error?.contains("No space left on device") == true)
@@ -316,7 +318,7 @@ struct SyncPlannerTests {
             attempts.append(effects.rows.first?.attempts ?? -1)
             let next = planner.nextWakeUp()
             time = try #require(next)
-            fetchID = try #require(planner.timerFired(now: time).fetches.first).0
+            fetchID = try #require(planner.timerFired(now: time, files: files).fetches.first).0
         }
         #expect(attempts == [1, 2, 3])
     }
@@ -346,5 +348,24 @@ struct SyncPlannerTests {
         #expect(changed.cancels == [old.0])
         #expect(planner.fetchFinished(old.0, url: old.1, outcome: .success(body()), now: now).isEmpty)
         #expect(planner.summary.pending == 1)
+    }
+
+    @Test("Given a cover that failed for a full disk, when its retry comes and the disk is still full, then it waits without downloading")
+    mutating func fullDiskWaitsForRoom() throws {
+        planner.policy.storageMaxDelay = .seconds(5)
+        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
+        _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
+        files.room = false
+        let first = planner.nextWakeUp()
+        let due = try #require(first)
+        let whileFull = planner.timerFired(now: due, files: files)
+        #expect(whileFull.isEmpty)
+        let second = planner.nextWakeUp()
+        let later = try #require(second)
+        #expect(later > due)
+        files.room = true
+        let afterFreeing = planner.timerFired(now: later, files: files)
+        #expect(afterFreeing.fetches.count == 1)
     }
 }

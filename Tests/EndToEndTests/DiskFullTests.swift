@@ -3,35 +3,63 @@ import CoverdTestSupport
 import Foundation
 import Testing
 
-/// Runs a command, failing the test if it fails.
+/// Runs a command and returns its exit status.
 @discardableResult
 func shell(_ arguments: [String]) throws -> Int32 {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
     process.arguments = arguments
+    process.standardError = FileHandle.nullDevice
     try process.run()
     process.waitUntilExit()
     return process.terminationStatus
 }
 
-@Suite("End to end: a full disk", .serialized)
-struct DiskFullTests {
-    @Test("Given a cache on a small tmpfs, when it fills up, then coverd says so, stores nothing partial, keeps running, and completes once space is freed",
-          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
-    func fullDisk() throws {
-        let world = try World()
+/// A world whose cache is a small tmpfs, unmounted when released.
+final class SmallDiskWorld {
+    let world: World
+    var expected: [String: [UInt8]] = [:]
+
+    init(megabytes: Int) throws {
+        world = try World()
         try FileManager.default.createDirectory(atPath: world.cache, withIntermediateDirectories: true)
-        #expect(try shell(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", world.cache]) == 0)
-        defer { _ = try? shell(["umount", "-l", world.cache]) }
-        var expected: [String: [UInt8]] = [:]
-        var albums: [String] = []
-        for index in 0..<30 {
+        try #require(try shell(["mount", "-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", world.cache]) == 0)
+    }
+
+    deinit {
+        _ = try? shell(["umount", "-l", world.cache])
+    }
+
+    /// Serves `count` covers of about 235 KB and returns their records.
+    func albums(_ range: Range<Int>) throws -> [String] {
+        try range.map { index in
             let png = PNGFixture.make(width: 280, height: 280, seed: index + 1)
             try world.server.serve(png, at: "big\(index).png")
             expected["Big \(index)"] = png
-            albums.append(world.album("Big \(index)", world.server.url("big\(index).png")))
+            return world.album("Big \(index)", world.server.url("big\(index).png"))
         }
-        try world.record("a.json", "[" + albums.joined(separator: ",") + "]")
+    }
+
+    /// Every stored cover is byte for byte the one served: nothing partial.
+    func checkCovers(_ snapshot: StatusSnapshot) {
+        for entry in snapshot.entries where entry.state == "cached" {
+            #expect(readBytes(world.coverPath(entry.id)) == expected[entry.title], "\(entry.title) is whole")
+        }
+        let served = Set(expected.values)
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers")) ?? [] where name.hasSuffix(".png") {
+            #expect(served.contains(readBytes(world.cache + "/covers/" + name) ?? []), "\(name) is a complete served cover")
+        }
+    }
+}
+
+@Suite("End to end: a full disk", .serialized)
+struct DiskFullTests {
+    @Test("Given a cache on a small tmpfs, when coverd fills it, then it says so, stores nothing partial, keeps running, and completes once space is freed",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func coverdFillsTheDisk() throws {
+        let disk = try SmallDiskWorld(megabytes: 6)
+        let world = disk.world
+        try world.record("a.json", "[" + (try disk.albums(0..<30)).joined(separator: ",") + "]")
         let config = world.directory.file("coverd.toml")
         try writeAtomically("[retry]\ninitial_delay = 0.5\nstorage_max_delay = 1\n", to: config)
         let daemon = try world.startDaemon(["--config", config])
@@ -43,17 +71,63 @@ struct DiskFullTests {
         #expect(full.albums == 30 && full.failed == 0)
         try waitUntil("the log to explain") { daemon.log.contains("No space left on device") && daemon.log.contains("event=cover_failed") }
         #expect(daemon.isRunning)
-        for entry in full.entries where entry.state == "cached" {
-            #expect(readBytes(world.coverPath(entry.id)) == expected[entry.title], "\(entry.title) is whole")
-        }
-        for name in try FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers") where name.hasSuffix(".png") {
-            #expect(throws: Never.self) { try PNGValidator().validate(readBytes(world.cache + "/covers/" + name) ?? []) }
-        }
+        disk.checkCovers(full)
 
         #expect(try shell(["mount", "-o", "remount,size=64m", world.cache]) == 0)
         let done = try daemon.waitForStatus("all cached once space is freed", timeout: 60) { $0.cached == 30 }
-        for entry in done.entries { #expect(readBytes(world.coverPath(entry.id)) == expected[entry.title]) }
+        disk.checkCovers(done)
         #expect(try daemon.stop() == 0)
         #expect(world.strayFiles().isEmpty)
+    }
+
+    @Test("Given a cache filled to the last byte by another program, when albums arrive, then status still says why, and all complete once freed",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func somethingElseFillsTheDisk() throws {
+        let disk = try SmallDiskWorld(megabytes: 8)
+        let world = disk.world
+        let config = world.directory.file("coverd.toml")
+        try writeAtomically("[retry]\ninitial_delay = 0.5\nstorage_max_delay = 1\n", to: config)
+        try world.record("a.json", "[" + (try disk.albums(0..<3)).joined(separator: ",") + "]")
+        let daemon = try world.startDaemon(["--config", config])
+        try daemon.waitForStatus("the first covers cached") { $0.cached == 3 }
+
+        let filler = world.cache + "/filler"
+        try shell(["dd", "if=/dev/zero", "of=\(filler)", "bs=64k"])  // Runs until the disk is full.
+        try world.record("b.json", "[" + (try disk.albums(3..<8)).joined(separator: ",") + "]")
+        // The index writes that record this need the space coverd kept in reserve.
+        let full = try daemon.waitForStatus("status to report the full disk", timeout: 60) { snapshot in
+            snapshot.albums == 8 && snapshot.entries.filter { $0.state == "pending" && $0.error?.contains("No space left on device") == true }.count == 5
+        }
+        disk.checkCovers(full)
+        #expect(daemon.isRunning)
+
+        try FileManager.default.removeItem(atPath: filler)
+        let done = try daemon.waitForStatus("all cached once space is freed", timeout: 60) { $0.cached == 8 }
+        disk.checkCovers(done)
+        #expect(try daemon.stop() == 0)
+        #expect(world.strayFiles().isEmpty)
+    }
+
+    @Test("Given no free-space margin and a nearly full disk, when a cover does not fit, then its write fails with ENOSPC and leaves nothing behind",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func writesMeetENOSPC() throws {
+        let disk = try SmallDiskWorld(megabytes: 8)
+        let world = disk.world
+        let config = world.directory.file("coverd.toml")
+        try writeAtomically("[retry]\ninitial_delay = 0.5\nstorage_max_delay = 1\n[limits]\nmin_free_bytes = 0\n", to: config)
+        let daemon = try world.startDaemon(["--config", config])
+        try daemon.waitUntilReady()
+        // Leave about 100 KiB: room for the index, not for a 235 KB cover.
+        var space = statvfs()
+        #expect(statvfs(world.cache, &space) == 0)
+        let free = Int(space.f_bavail) * Int(space.f_frsize)
+        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=4096", "count=\((free - 100 * 1024) / 4096)"])
+        try world.record("a.json", "[" + (try disk.albums(0..<2)).joined(separator: ",") + "]")
+        let full = try daemon.waitForStatus("the writes to fail", timeout: 60) { snapshot in
+            snapshot.pending == 2 && snapshot.entries.allSatisfy { $0.error?.contains("write ") == true && $0.error?.contains("No space left on device") == true }
+        }
+        disk.checkCovers(full)
+        #expect(try daemon.stop() == 0)
+        #expect(world.strayFiles().isEmpty, "a failed write left its temporary file")
     }
 }

@@ -5,19 +5,33 @@ import Testing
 
 @Suite("End to end: hostile records", .serialized)
 struct HostileRecordsTests {
-    struct Manifest: Decodable {
+    struct Manifest {
         var valid: [String: String]
-        var bad_files: [String]
-        var bad_albums: [[Position]]
-        var archived_titles: [String]
+        var badFiles: [(path: String, reasons: [String])]
+        var badAlbums: [(path: String, position: Int, reasons: [String])]
+        var archivedTitles: [String]
 
-        enum Position: Decodable {
-            case path(String), index(Int)
-            init(from decoder: Decoder) throws {
-                let container = try decoder.singleValueContainer()
-                if let index = try? container.decode(Int.self) { self = .index(index) } else { self = .path(try container.decode(String.self)) }
+        init(_ data: Data) throws {
+            guard let root = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+                let valid = root["valid"] as? [String: String], let files = root["bad_files"] as? [[Any]],
+                let albums = root["bad_albums"] as? [[Any]], let titles = root["archived_titles"] as? [String]
+            else { throw CocoaError(.coderReadCorrupt) }
+            self.valid = valid
+            badFiles = files.compactMap { entry in
+                guard let path = entry[0] as? String, let reasons = entry[1] as? [String] else { return nil }
+                return (path, reasons)
             }
+            badAlbums = albums.compactMap { entry in
+                guard let path = entry[0] as? String, let position = entry[1] as? Int, let reasons = entry[2] as? [String] else { return nil }
+                return (path, position, reasons)
+            }
+            archivedTitles = titles
         }
+    }
+
+    /// Every file under `directory`, relative to it.
+    static func tree(_ directory: String) -> Set<String> {
+        Set(FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? [])
     }
 
     static func run(_ arguments: [String]) throws -> Data {
@@ -39,40 +53,53 @@ struct HostileRecordsTests {
         let top = support.deletingLastPathComponent().deletingLastPathComponent()
         _ = try Self.run(["python3", top.appendingPathComponent("scripts/make_sample_covers.py").path, world.server.root, "10", "40", "60"])
         let data = try Self.run(["python3", support.appendingPathComponent("make_hostile_records.py").path, world.records, world.server.url(""), "10"])
-        let manifest = try JSONDecoder().decode(Manifest.self, from: data)
-        #expect(manifest.bad_files.count + manifest.bad_albums.count >= 500)
+        let manifest = try Manifest(data)
+        #expect(manifest.badFiles.count + manifest.badAlbums.count >= 500)
+        let home = world.directory.sub("home")
+        let before = Self.tree(world.directory.path)
 
-        let daemon = try world.startDaemon()
-        let expectedAlbums = manifest.valid.count + manifest.archived_titles.count
+        // A private HOME and no XDG directories: anything coverd wrote outside its cache would show.
+        let daemon = try CoverdDaemon(
+            records: world.records, cache: world.cache,
+            environment: ["HOME": home, "XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""])
+        let expectedAlbums = manifest.valid.count + manifest.archivedTitles.count
         let snapshot = try daemon.waitForStatus("every valid album cached", timeout: 90) { $0.cached == expectedAlbums }
         #expect(snapshot.albums == expectedAlbums, "no bad album was loaded")
         for (id, cover) in manifest.valid {
             #expect(readBytes(world.coverPath(id)) == readBytes(world.server.root + "/" + cover), "\(id)")
         }
-        #expect(Set(snapshot.entries.map(\.title)).isSuperset(of: manifest.archived_titles))
+        #expect(Set(snapshot.entries.map(\.title)).isSuperset(of: manifest.archivedTitles))
 
         try waitUntil("every bad file reported") {
             let log = daemon.log
-            return manifest.bad_files.allSatisfy { log.contains("cannot use record file \($0): ") }
+            return manifest.badFiles.allSatisfy { log.contains("cannot use record file \($0.path): ") }
         }
-        let log = daemon.log
-        for entry in manifest.bad_albums {
-            guard case .path(let path) = entry[0], case .index(let position) = entry[1] else { continue }
-            #expect(log.contains("rejected album in \(path): album \(position) (line"), "\(path) album \(position)")
+        let lines = daemon.log.split(separator: "\n")
+        for bad in manifest.badFiles {
+            let line = lines.first { $0.contains("cannot use record file \(bad.path): ") } ?? ""
+            #expect(bad.reasons.contains { line.contains($0) }, "\(bad.path): expected \(bad.reasons), logged \(line.prefix(300))")
+        }
+        for bad in manifest.badAlbums {
+            let prefix = "rejected album in \(bad.path): album \(bad.position) (line"
+            let line = lines.first { $0.contains(prefix) } ?? ""
+            #expect(bad.reasons.contains { line.contains($0) }, "\(bad.path) album \(bad.position): expected \(bad.reasons), logged \(line.prefix(300))")
         }
         #expect(daemon.isRunning)
         #expect(try runCoverd(["status", "--cache", world.cache]).status == 0)
 
-        // Nothing outside the cache: the test directory holds only what the test made and the cache.
-        let made: Set<String> = ["www", "albums", "cache", "cache.log"]
-        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: world.directory.path)) == made)
-        for name in try FileManager.default.contentsOfDirectory(atPath: world.cache) {
-            #expect(name == "covers" || name.hasPrefix(CoverIndex.fileName), "unexpected \(name) in the cache")
+        // Nothing outside the cache: besides it and its log, the tree is what the test made; HOME stays empty.
+        let added = Self.tree(world.directory.path).subtracting(before)
+        let outside = added.filter { !$0.hasPrefix("cache/") && $0 != "cache" && $0 != "cache.log" }
+        #expect(outside.isEmpty, "written outside the cache: \(outside.sorted().prefix(10))")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home).isEmpty)
+        let ids = Set(snapshot.entries.map(\.id))
+        for name in added where name.hasPrefix("cache/") && name != "cache/covers" {
+            let file = String(name.dropFirst("cache/".count))
+            let known = file.hasPrefix(CoverIndex.fileName) || file == ".coverd-reserve"
+                || (file.hasPrefix("covers/") && ids.contains(String(file.dropFirst("covers/".count).dropLast(4))))
+            #expect(known, "unexpected \(name) in the cache")
         }
-        for name in try FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers") {
-            #expect(name.hasPrefix("valid-") && name.hasSuffix(".png") || snapshot.entries.contains { "\($0.id).png" == name }, "unexpected cover \(name)")
-        }
-        #expect(!FileManager.default.fileExists(atPath: "/abs.png") && !FileManager.default.fileExists(atPath: world.directory.path + "/x.png"))
+        #expect(!FileManager.default.fileExists(atPath: "/abs.png") && !FileManager.default.fileExists(atPath: "/x.png"))
         #expect(try daemon.stop() == 0)
     }
 }

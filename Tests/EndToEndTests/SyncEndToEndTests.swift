@@ -225,6 +225,35 @@ struct SyncEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test("Given bit rot in a cached PNG (same size, same mtime), when verified and reloaded, then it is found and fetched again")
+    func bitRot() throws {
+        let world = try World()
+        let png = try world.cover("c.png", seed: 6)
+        try world.record("a.json", world.album("Cover", world.server.url("c.png")))
+        let daemon = try world.startDaemon()
+        let id = try daemon.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
+        let path = world.coverPath(id)
+        var before = stat()
+        #expect(stat(path, &before) == 0)
+        var rotten = png
+        rotten[33 + 8 + 7] ^= 0x01
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data(rotten))
+        try handle.close()
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        var after = stat()
+        #expect(stat(path, &after) == 0 && after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
+
+        // A reload alone trusts an unchanged size and mtime: only verify can tell.
+        let verify = try runCoverd(["verify", "--cache", world.cache])
+        #expect(verify.status == 1 && verify.stdout.contains(path))
+        daemon.send(SIGHUP)
+        try waitUntil("the rotten cover replaced") { readBytes(path) == png }
+        #expect(try world.server.requestCount("/c.png") == 2)
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given broken records, when scanned, then each is logged with file and reason and valid albums still load")
     func brokenRecordsLogged() throws {
         let world = try World()

@@ -9,14 +9,15 @@ struct TestCertificates {
     let certificate: String
     let key: String
 
-    init(in directory: String) throws {
+    /// - Parameter names: the certificate's subjectAltName entries.
+    init(in directory: String, names: String = "IP:127.0.0.1, DNS:localhost") throws {
         ca = directory + "/ca.pem"
         certificate = directory + "/server.pem"
         key = directory + "/server.key"
         let caKey = directory + "/ca.key"
         let request = directory + "/server.csr"
         let extensions = directory + "/san.ext"
-        try writeAtomically("subjectAltName = IP:127.0.0.1, DNS:localhost\nbasicConstraints = CA:FALSE\n", to: extensions)
+        try writeAtomically("subjectAltName = \(names)\nbasicConstraints = CA:FALSE\n", to: extensions)
         try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2",
                           "-subj", "/CN=coverd test CA"])
         try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"])
@@ -66,6 +67,23 @@ struct TLSTests {
         let daemon = try CoverdDaemon(records: records, cache: directory.file("cache"), arguments: ["--config", config])
         let snapshot = try daemon.waitForStatus("cached") { $0.cached == 1 }
         #expect(readBytes(directory.file("cache") + "/covers/\(snapshot.entries[0].id).png") == png)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a trusted CA but a certificate for another host name, when fetched, then it is refused")
+    func hostNameIsChecked() throws {
+        let directory = TestDirectory("coverd-tls")
+        let certificates = try TestCertificates(in: directory.path, names: "DNS:other.example")
+        let server = try CoverServer(root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
+        try server.serve(PNGFixture.make(), at: "c.png")
+        let records = directory.sub("albums")
+        try writeAtomically("{\"title\": \"T\", \"artist\": \"A\", \"cover_url\": \"\(server.url("c.png"))\"}", to: records + "/a.json")
+        let config = directory.file("coverd.toml")
+        try writeAtomically("[fetch]\nca_file = \"\(certificates.ca)\"\n", to: config)
+        let daemon = try CoverdDaemon(records: records, cache: directory.file("cache"), arguments: ["--config", config])
+        let snapshot = try daemon.waitForStatus("failed") { $0.failed == 1 }
+        let error = snapshot.entries[0].error ?? ""
+        #expect(error.hasPrefix("TLS certificate verification failed") && error.contains("127.0.0.1"), "\(error)")
         #expect(try daemon.stop() == 0)
     }
 

@@ -55,13 +55,17 @@ public struct CoverStore: Sendable {
         (listDirectory(directory) ?? []).compactMap(\.name)
     }
 
-    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
+    /// Whether a cover of `bytes` fits while leaving the reserve free.
+    public func hasRoom(for bytes: Int) -> Bool {
+        guard reserveBytes > 0 else { return true }
         var space = statvfs()
-        if statvfs(directory, &space) == 0 {
-            let free = Int(space.f_bavail) &* Int(space.f_frsize)
-            guard free >= bytes.count + reserveBytes else {
-                throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
-            }
+        guard statvfs(directory, &space) == 0 else { return true }  // Unknown: let the write find out.
+        return Int(space.f_bavail) &* Int(space.f_frsize) >= bytes + reserveBytes
+    }
+
+    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
+        guard hasRoom(for: bytes.count) else {
+            throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
         }
         let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)

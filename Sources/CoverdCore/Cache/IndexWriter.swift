@@ -10,6 +10,7 @@ import Synchronization
 /// share one commit. `flush()` waits until everything submitted is written.
 public final class IndexWriter: Sendable {
     private let index: CoverIndex
+    private let reserve: SpaceReserve?
     private let queue = DispatchQueue(label: "coverd.index-writer")
     private let pending = Mutex(Pending())
     private let onError: @Sendable (IndexError) -> Void
@@ -21,9 +22,12 @@ public final class IndexWriter: Sendable {
         var failing = false
     }
 
-    public init(index: CoverIndex, onError: @escaping @Sendable (IndexError) -> Void) {
+    /// - Parameter reserve: released when a write fails for lack of space, so the next one fits.
+    public init(index: CoverIndex, reserve: SpaceReserve? = nil, onError: @escaping @Sendable (IndexError) -> Void) {
         self.index = index
+        self.reserve = reserve
         self.onError = onError
+        reserve?.ensure()
     }
 
     public func submit(_ changes: [IndexChange]) {
@@ -53,8 +57,13 @@ public final class IndexWriter: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try index.apply(batch)
+            do {
+                try index.apply(batch)
+            } catch where error.isOutOfSpace && reserve?.release() == true {
+                try index.apply(batch)  // The reserve made room for this one.
+            }
             pending.withLock { $0.failing = false }
+            reserve?.ensure()
         } catch {
             // Keep the batch (a full disk frees up; a locked database unlocks)
             // and try again shortly; newer changes stay after it, in order.

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A failed SQLite call: what was being done, on which database, and SQLite's message.
 public struct IndexError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -10,6 +13,9 @@ public struct IndexError: Error, Sendable, Equatable, CustomStringConvertible {
     public var systemErrno: Int32?
 
     public var description: String { "index \(path): \(operation) failed: \(message) (SQLite code \(code))" }
+
+    /// SQLITE_FULL, or a write that failed with ENOSPC.
+    public var isOutOfSpace: Bool { code & 0xFF == 13 || systemErrno == ENOSPC }
 }
 
 /// Owns one `sqlite3*` and closes it in `deinit`. Not thread-safe: callers

@@ -14,7 +14,7 @@ enum ConfigSchema {
         "fetch.low_speed_limit", "fetch.low_speed_time", "fetch.max_bytes", "fetch.max_redirects", "fetch.ca_file",
         "retry.initial_delay", "retry.max_delay", "retry.failed_interval", "retry.storage_max_delay",
         "images.max_side", "images.max_pixels",
-        "limits.max_record_bytes",
+        "limits.max_record_bytes", "limits.min_free_bytes",
     ]
 
     static func apply(
@@ -53,6 +53,7 @@ enum ConfigSchema {
         case "images.max_side": config.images.maxSide = try integer(value, in: 1...1_000_000)
         case "images.max_pixels": config.images.maxPixels = try integer(value, in: 1...1_000_000_000)
         case "limits.max_record_bytes": config.records.maxFileBytes = try integer(value, in: 1024...(1 << 30))
+        case "limits.min_free_bytes": config.minFreeBytes = try integer(value, in: 0...(1 << 40))
         default:
             let hint = keys.first { $0.hasSuffix("." + key) || key.hasSuffix("." + $0) }
                 ?? keys.min { editDistance($0, key) < editDistance($1, key) }.flatMap { editDistance($0, key) <= 2 ? $0 : nil }

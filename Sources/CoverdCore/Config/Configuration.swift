@@ -13,6 +13,8 @@ public struct Configuration: Sendable, Equatable {
     public var retry = RetryPolicy()
     public var images = ImageLimits()
     public var records = RecordLimits()
+    /// Free space a cover write leaves on the cache's filesystem (0: no check).
+    public var minFreeBytes = 2 * 1024 * 1024
     /// The file these settings were read from, if any.
     public var file: String?
 

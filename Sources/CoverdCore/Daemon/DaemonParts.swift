@@ -14,7 +14,7 @@ struct DaemonParts {
     var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
 
     init(configuration config: Configuration, bus: EventBus) throws(DaemonError) {
-        store = CoverStore(cacheDirectory: config.cacheDirectory)
+        store = CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes)
         do {
             try makeDirectories(config.cacheDirectory)
             try store.createDirectory()
@@ -41,7 +41,7 @@ struct DaemonParts {
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
         for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
-        writer = IndexWriter(index: index) { error in
+        writer = IndexWriter(index: index, reserve: SpaceReserve(directory: config.cacheDirectory)) { error in
             bus.post(OperationFailed(operation: "write the index", error: error.description))
         }
         coordinator = CoverCoordinator(bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config)

@@ -74,7 +74,7 @@ public final class CoverCoordinator: Sendable {
         state.withLock { $0.observations = observations }
         let timer = QueueTimer(queue: queue) { [weak self] in
             // Re-armed on every firing: the wall clock may lag the timer's monotonic clock.
-            self?.run(rearm: true) { planner, _, now in planner.timerFired(now: now) }
+            self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
         }
         self.timer.withLock { $0 = timer }
     }

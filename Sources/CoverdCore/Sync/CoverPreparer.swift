@@ -35,7 +35,7 @@ struct CoverPreparer: Sendable {
                 temporaries[id] = try store.writeTemporary(png, for: id)
             } catch {
                 temporaries.values.forEach(store.discard)
-                return .failure(.storage(error))
+                return .failure(.storage(error, bytes: png.count))
             }
         }
         return .success(PreparedFiles(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))

@@ -42,4 +42,8 @@ struct StoreCoverFiles: CoverFiles, Sendable {
     func path(for id: AlbumID) -> String {
         store.path(for: id)
     }
+
+    func hasRoom(for bytes: Int) -> Bool {
+        store.hasRoom(for: bytes)
+    }
 }

@@ -43,6 +43,7 @@ extension SyncPlanner {
             if case .image = failure { permanent = true } else { permanent = false }
             job.waiters.formUnion(job.lateWaiters)
             job.lateWaiters = []
+            if case .storage(_, let bytes) = failure { job.storageBytes = bytes }
             jobs[url] = job
             fail(url, message: failure.message, permanent: permanent, retryAfter: nil, httpStatus: nil,
                  duration: nil, storage: !permanent, now: now, effects: &effects)
@@ -80,8 +81,8 @@ extension SyncPlanner {
         jobs[url] = nil
         guard !unstored.isEmpty else { return effects }
         if let storageError {
-            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts)
-            fail(url, message: PrepareFailure.storage(storageError).message, permanent: false, retryAfter: nil,
+            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: prepared.bytes)
+            fail(url, message: PrepareFailure.storage(storageError, bytes: prepared.bytes).message, permanent: false, retryAfter: nil,
                  httpStatus: nil, duration: nil, storage: true, now: now, effects: &effects)
         } else {
             for id in unstored.sorted() { attach(id, to: url, now: now, effects: &effects) }
@@ -89,16 +90,31 @@ extension SyncPlanner {
         return effects
     }
 
-    /// Jobs whose retry time has come start again.
-    public mutating func timerFired(now: Date) -> [SyncEffect] {
+    /// Jobs whose retry time has come start again. One that failed for a
+    /// full disk waits on, quietly, until the cover would fit: downloading it
+    /// again only to fail again would waste the network.
+    public mutating func timerFired(now: Date, files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
+        var stillFull: [(CoverURL, CoverJob)] = []
         while let entry = retries.earliest, entry.due <= now {
             _ = retries.pop()
             guard var job = jobs[entry.url], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
+            if let bytes = job.storageBytes, !files.hasRoom(for: bytes) {
+                stillFull.append((entry.url, job))
+                continue
+            }
+            job.storageBytes = nil
             let fetchID = newFetchID()
             job.phase = .fetching(fetchID)
             jobs[entry.url] = job
             effects.append(.fetch(fetchID, entry.url))
+        }
+        for (url, var job) in stillFull {
+            let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
+            let token = newToken()
+            job.phase = .waiting(until: due, token: token)
+            jobs[url] = job
+            retries.push(RetryHeap.Entry(due: due, url: url, token: token))
         }
         return effects
     }
@@ -140,6 +156,7 @@ extension SyncPlanner {
     ) {
         guard var job = jobs[url] else { return }
         job.attempts += 1
+        if !storage { job.storageBytes = nil }
         let delay: Duration
         if permanent {
             delay = policy.failedInterval

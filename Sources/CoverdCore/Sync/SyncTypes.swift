@@ -29,15 +29,15 @@ public struct PrepareRequest: Sendable {
 public enum PrepareFailure: Error, Sendable {
     /// The body is not an acceptable image: permanent.
     case image(CoverImageError)
-    /// The cache could not be written (a full disk): retried.
-    case storage(SystemError)
+    /// The cache could not be written (a full disk): retried. `bytes` is the cover's size.
+    case storage(SystemError, bytes: Int)
     /// The other album's cached file could not be used; the URL is fetched instead.
     case sourceUnavailable(String)
 
     var message: String {
         switch self {
         case .image(let error): return error.description
-        case .storage(let error): return "cannot write the cover: \(error)"
+        case .storage(let error, _): return "cannot write the cover: \(error)"
         case .sourceUnavailable(let reason): return "cannot copy the cached cover: \(reason)"
         }
     }
@@ -70,6 +70,8 @@ public protocol CoverFiles {
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
     func path(for id: AlbumID) -> String
+    /// Whether a cover of `bytes` can be written now (a full disk has been freed).
+    func hasRoom(for bytes: Int) -> Bool
 }
 
 /// One album the daemon tracks, with its cover's state.
@@ -100,4 +102,6 @@ struct CoverJob {
     var phase: Phase
     var attempts = 0
     var lastFailure: (message: String, permanent: Bool, httpStatus: Int?)?
+    /// Set while the last failure was a full disk: the size that did not fit.
+    var storageBytes: Int?
 }

@@ -1,0 +1,41 @@
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A preallocated file that keeps some space for the index on a filesystem
+/// that something else fills up: when an index write fails for lack of
+/// space, the reserve is released so that the next write (which records
+/// *why* covers are not being stored) fits; it is made again once space is back.
+public final class SpaceReserve: Sendable {
+    public let directory: String
+    public let path: String
+    public let bytes: Int
+    private let present = Atomic<Bool>(false)
+
+    public init(directory: String, bytes: Int = 1024 * 1024) {
+        self.directory = directory
+        path = join(directory, ".coverd-reserve")
+        self.bytes = bytes
+    }
+
+    /// Creates the reserve if it is missing and there is plenty of room for it.
+    public func ensure() {
+        guard !present.load(ordering: .acquiring) else { return }
+        var space = statvfs()
+        guard statvfs(directory, &space) == 0, Int(space.f_bavail) &* Int(space.f_frsize) >= bytes * 4 else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let allocated = posix_fallocate(fd, 0, off_t(bytes)) == 0
+        close(fd)
+        if allocated { present.store(true, ordering: .releasing) } else { unlink(path) }
+    }
+
+    /// Frees the reserved space; true if there was any to free.
+    public func release() -> Bool {
+        guard present.exchange(false, ordering: .acquiringAndReleasing) else { return false }
+        return unlink(path) == 0
+    }
+}
