@@ -17,6 +17,7 @@ import ctypes
 import json
 import os
 import random
+import resource
 import shutil
 import signal
 import socket
@@ -209,7 +210,7 @@ class Coverd:
         self.log = open(os.path.join(WORK, "coverd.log"), "ab")
         self.started = time.monotonic()
         self.process = subprocess.Popen(
-            [binary, "run", "--records", records, "--cache", cache, "--config", config, "--log-target", "stderr", *extra],
+            [binary, "run", "--records", records, "--cache", cache, "--config", config, "--log-target", "stderr", *extra, *EXTRA_ARGS],
             env=env, stdout=subprocess.DEVNULL, stderr=self.log)
 
     @property
@@ -240,11 +241,62 @@ def write_records(directory, urls, files=100, ids=None):
 
 # -- measurements ----------------------------------------------------------------
 
+# Every run writes into directories of its own on a fresh ext4 filesystem
+# (a loop-mounted image, when run as root), and nothing is deleted until the
+# end: on a filesystem that just lost thousands of files, ext4's inode
+# allocator crawls past "recently deleted" inodes for a while, which would
+# time the filesystem's history instead of the programs.
+RUNS = os.path.join(WORK, f"runs-{os.getpid()}")
+EXTRA_ARGS = os.environ.get("COVERD_BENCH_ARGS", "").split()
+
+
+class ScratchFilesystem:
+    def __init__(self, gigabytes):
+        self.image = os.path.join(WORK, "scratch.img")
+        self.mounted = False
+        if os.geteuid() != 0 or os.environ.get("BENCH_NO_SCRATCH"):
+            print("# runs write to the working directory's filesystem (less repeatable)", flush=True)
+            return
+        subprocess.run(["umount", RUNS], stderr=subprocess.DEVNULL)
+        if os.path.exists(self.image):
+            os.unlink(self.image)
+        with open(self.image, "wb") as handle:
+            handle.truncate(gigabytes << 30)
+        os.makedirs(RUNS, exist_ok=True)
+        if os.environ.get("BENCH_TMPFS"):
+            # Memory only: syncs cost nothing, so this measures the programs without the disk.
+            subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={gigabytes}g", "tmpfs", RUNS], check=True)
+            self.device = None
+            self.mounted = True
+            return
+        subprocess.run(["mkfs.ext4", "-q", "-F", self.image], check=True)
+        # Direct I/O on the loop device: the image's pages are not cached twice.
+        self.device = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", self.image], check=True,
+                                     capture_output=True, text=True).stdout.strip()
+        subprocess.run(["mount", self.device, RUNS], check=True)
+        self.mounted = True
+
+    def close(self):
+        if self.mounted:
+            subprocess.run(["umount", RUNS], check=False)
+            if self.device:
+                subprocess.run(["losetup", "-d", self.device], check=False)
+        if os.path.exists(self.image):
+            os.unlink(self.image)
+        shutil.rmtree(RUNS, ignore_errors=True)
+
+
+def fresh(name):
+    path = os.path.join(RUNS, f"{name}-{time.monotonic_ns()}")
+    os.makedirs(path)
+    return path
+
+
 def run_coverd_sync(binary, urls, parallel):
-    records = os.path.join(WORK, "run", "albums")
-    cache = os.path.join(WORK, "run", "cache")
-    shutil.rmtree(cache, ignore_errors=True)
-    write_records(records, urls)
+    records = os.path.join(RUNS, "albums")
+    cache = fresh("cache")
+    if not os.path.exists(records):
+        write_records(records, urls)
     subprocess.run(["sync"])
     notify = NotifySocket()
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
@@ -252,24 +304,33 @@ def run_coverd_sync(binary, urls, parallel):
     done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
     elapsed = done - daemon.started
     rss = status_kb(daemon.pid, "VmHWM")
+    global LAST_CPU
+    LAST_CPU = cpu_seconds(daemon.pid)
     status = daemon.stop()
     notify.close()
     return elapsed, rss, status, cache
 
 
 def run_curl(urls, parallel):
-    out = os.path.join(WORK, "run", "curl")
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    config = os.path.join(WORK, "run", "curl.cfg")
+    out = fresh("curl")
+    config = os.path.join(out, ".curl.cfg")
     with open(config, "w") as handle:
         for index, url in enumerate(urls):
             handle.write(f'url = "{url}"\noutput = "{out}/{index:06d}.png"\n')
     subprocess.run(["sync"])
     started = time.monotonic()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "-s", "--no-progress-meter", "-K", config], check=True,
                    stdout=subprocess.DEVNULL)
-    return time.monotonic() - started
+    elapsed = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    global LAST_CURL_CPU
+    LAST_CURL_CPU = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    return elapsed
+
+
+LAST_CPU = 0.0
+LAST_CURL_CPU = 0.0
 
 
 def verify_cache(cache, urls, corpus_dir):
@@ -372,6 +433,7 @@ def main():
     binary = args.binary or release_binary()
     count = 200 if args.check else args.count
     corpus_dir = corpus(count)
+    scratch = ScratchFilesystem(max(4, count * 250 * 1024 * (2 * args.runs + 1) >> 30) + 2)
     nginx = Nginx(corpus_dir)
     try:
         names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
@@ -386,13 +448,17 @@ def main():
         subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
         coverd_times, curl_times, rss_values = [], [], []
         for run in range(args.runs):
+            # Alternating order, so neither tool always runs on the fuller filesystem.
+            if run % 2:
+                curl_times.append(run_curl(urls, args.parallel))
             elapsed, rss, _, cache = run_coverd_sync(binary, urls, args.parallel)
             bad = verify_cache(cache, urls, corpus_dir)
             coverd_times.append(elapsed)
             rss_values.append(rss)
-            curl_times.append(run_curl(urls, args.parallel))
-            print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad), curl -Z {curl_times[-1]:.2f} s, peak RSS {rss / 1024:.1f} MiB",
-                  flush=True)
+            if run % 2 == 0:
+                curl_times.append(run_curl(urls, args.parallel))
+            print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad, {LAST_CPU:.2f} s CPU), "
+                  f"curl -Z {curl_times[-1]:.2f} s ({LAST_CURL_CPU:.2f} s CPU), peak RSS {rss / 1024:.1f} MiB", flush=True)
         rows = []
         coverd_median, curl_median = statistics.median(coverd_times), statistics.median(curl_times)
         rows.append((f"full sync, {count} covers, parallel {args.parallel} (median of {args.runs})",
@@ -416,6 +482,7 @@ def main():
             print("| " + " | ".join(row) + " |")
     finally:
         nginx.stop()
+        scratch.close()
     return 0
 
 

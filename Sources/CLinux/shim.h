@@ -4,4 +4,9 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>
+
+// syncfs(2) and sync_file_range(2) are declared only under _GNU_SOURCE.
+extern int syncfs(int fd);
+extern int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
+static const unsigned int COVERD_SYNC_FILE_RANGE_WRITE = 2;
 #endif

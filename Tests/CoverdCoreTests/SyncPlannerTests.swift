@@ -54,7 +54,7 @@ struct SyncPlannerTests {
 
     func prepared(_ request: PrepareRequest, bytes: Int = 100) -> PreparedFiles {
         var temporaries: [AlbumID: TemporaryCover] = [:]
-        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: bytes) }
+        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: bytes, stamp: FileStamp(bytes: bytes, mtime: 1)) }
         return PreparedFiles(temporaries: temporaries, bytes: bytes, httpStatus: 200, duration: .milliseconds(5))
     }
 
@@ -70,7 +70,7 @@ struct SyncPlannerTests {
         let effects = planner.update([try album("x")], now: now, files: files)
         #expect(effects.fetches.map(\.1.string) == ["http://h/a.png"])
         #expect(effects.rows.map(\.state) == [.pending])
-        #expect(effects.posted(AlbumAdded.self).map(\.album.id.rawValue) == ["x"])
+        #expect(effects.posted(AlbumsAdded.self).flatMap(\.albums).map(\.id.rawValue) == ["x"])
         #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0))
     }
 
@@ -98,7 +98,7 @@ struct SyncPlannerTests {
         files.files[album.id] = FileStamp(bytes: 100, mtime: 1)
         let effects = planner.update([album], now: now, files: files)
         #expect(effects.fetches.isEmpty)
-        #expect(effects.posted(AlbumAdded.self).isEmpty)
+        #expect(effects.posted(AlbumsAdded.self).isEmpty)
         #expect(planner.summary.cached == 1)
     }
 

@@ -78,9 +78,9 @@ public struct RecordFilesRemoved: BusMessage {
 
 // MARK: Posted by the coordinator
 
-/// An album that the index did not know before.
-public struct AlbumAdded: BusMessage {
-    public var album: Album
+/// Albums that the index did not know before, from one batch of records.
+public struct AlbumsAdded: BusMessage {
+    public var albums: [Album]
 }
 
 /// An album whose record went away; it left the index and the cache.

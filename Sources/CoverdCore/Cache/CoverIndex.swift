@@ -61,7 +61,18 @@ public enum IndexChange: Sendable {
 public final class CoverIndex: Sendable {
     public static let fileName = "index.sqlite3"
     public let path: String
-    private let connection: Mutex<SQLiteConnection>
+    private let connection: Mutex<Connection>
+
+    /// The connection and its statements, prepared once: thousands of batches reuse them.
+    private final class Connection {
+        let db: SQLiteConnection
+        var upsert: SQLiteStatement?
+        var delete: SQLiteStatement?
+
+        init(_ db: SQLiteConnection) {
+            self.db = db
+        }
+    }
 
     public init(cacheDirectory: String, readOnly: Bool = false) throws(IndexError) {
         path = join(cacheDirectory, CoverIndex.fileName)
@@ -77,7 +88,7 @@ public final class CoverIndex: Sendable {
             try db.execute("PRAGMA journal_size_limit=1048576")
             try db.execute(CoverIndex.schema)
         }
-        connection = Mutex(db)
+        connection = Mutex(Connection(db))
     }
 
     static let schema = """
@@ -97,7 +108,7 @@ public final class CoverIndex: Sendable {
             file_mtime INTEGER,
             http_status INTEGER,
             updated_at REAL NOT NULL
-        );
+        ) WITHOUT ROWID;
         PRAGMA user_version = 1;
         """
 
@@ -106,7 +117,8 @@ public final class CoverIndex: Sendable {
 
     /// Every row, ordered by id. An index the daemon is still creating has none.
     public func rows() throws(IndexError) -> [IndexRow] {
-        try connection.withLock { db throws(IndexError) -> [IndexRow] in
+        try connection.withLock { connection throws(IndexError) -> [IndexRow] in
+            let db = connection.db
             var rows: [IndexRow] = []
             var hasTable = false
             try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'albums'").query { _ in hasTable = true }
@@ -134,12 +146,16 @@ public final class CoverIndex: Sendable {
     /// Applies `changes` in order, in one transaction.
     public func apply(_ changes: [IndexChange]) throws(IndexError) {
         guard !changes.isEmpty else { return }
-        try connection.withLock { db throws(IndexError) in
+        try connection.withLock { connection throws(IndexError) in
+            let db = connection.db
             try db.execute("BEGIN IMMEDIATE")
             do throws(IndexError) {
-                let upsert = try db.prepare(
-                    "INSERT OR REPLACE INTO albums (\(CoverIndex.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-                let delete = try db.prepare("DELETE FROM albums WHERE id = ?")
+                if connection.upsert == nil {
+                    connection.upsert = try db.prepare(
+                        "INSERT OR REPLACE INTO albums (\(CoverIndex.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+                    connection.delete = try db.prepare("DELETE FROM albums WHERE id = ?")
+                }
+                guard let upsert = connection.upsert, let delete = connection.delete else { return }
                 for change in changes {
                     switch change {
                     case .upsert(let row): try upsert.run(CoverIndex.values(of: row))

@@ -1,3 +1,4 @@
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -10,10 +11,12 @@ public struct FileStamp: Sendable, Equatable {
     public var mtime: Int64  // nanoseconds since the epoch
 }
 
-/// A fully written, flushed temporary file waiting to be renamed into place.
+/// A fully written temporary file waiting to be made durable and renamed into place.
 public struct TemporaryCover: Sendable {
     public var path: String
     public var bytes: Int
+    /// Its size and mtime as written; a rename keeps both.
+    public var stamp: FileStamp
 }
 
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
@@ -63,7 +66,10 @@ public struct CoverStore: Sendable {
         return Int(space.f_bavail) &* Int(space.f_frsize) >= bytes + reserveBytes
     }
 
-    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID) throws(SystemError) -> TemporaryCover {
+    /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
+    /// before this returns; without, the caller makes it durable (see
+    /// `FlushBatcher`) before renaming it into place.
+    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
         }
@@ -83,13 +89,19 @@ public struct CoverStore: Sendable {
                 written += count
             }
         }
-        if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: path) }
+        if failure == nil && flush && fsync(fd) != 0 { failure = SystemError("fsync", path: path) }
+        // Not flushed now: start writing the data back at once, so the batched
+        // sync that follows finds most of it on disk already.
+        if failure == nil && !flush { _ = sync_file_range(fd, 0, 0, COVERD_SYNC_FILE_RANGE_WRITE) }
+        var info = stat()
+        if failure == nil && fstat(fd, &info) != 0 { failure = SystemError("fstat", path: path) }
         if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
         if let failure {
             unlink(path)
             throw failure
         }
-        return TemporaryCover(path: path, bytes: bytes.count)
+        let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime))
     }
 
     /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
@@ -101,7 +113,7 @@ public struct CoverStore: Sendable {
             unlink(temporary.path)
             throw error
         }
-        return stamp(for: id) ?? FileStamp(bytes: temporary.bytes, mtime: 0)
+        return temporary.stamp
     }
 
     public func discard(_ temporary: TemporaryCover) {

@@ -38,7 +38,8 @@ public final class IndexWriter: Sendable {
             return !pending.scheduled
         }
         if schedule {
-            queue.async { self.writeBatch() }
+            // A few milliseconds of gathering: under load, hundreds of changes share one commit.
+            queue.asyncAfter(deadline: .now() + .milliseconds(5)) { self.writeBatch() }
         }
     }
 

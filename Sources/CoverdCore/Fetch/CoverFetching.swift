@@ -68,9 +68,15 @@ public enum FetchOutcome: Sendable {
 ///
 /// `completion` is called exactly once per `fetch`, on an unspecified thread,
 /// with `.cancelled` when the fetch was cancelled or the fetcher shut down.
+///
+/// Backpressure: every `.success` holds one unit of the fetcher's body
+/// budget until the caller calls `bodyConsumed()`; while the budget is spent,
+/// no new transfer starts, so memory stays bounded however slow the consumer.
 public protocol CoverFetching: Sendable {
     func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void)
     func cancel(_ id: FetchID)
+    /// A body delivered with `.success` has been written or dropped.
+    func bodyConsumed()
     /// New limits and timeouts, for transfers started from now on.
     func apply(_ settings: FetchSettings) throws(SystemError)
     /// Cancels everything and stops; returns when no transfer is running.

@@ -46,6 +46,10 @@ public final class CurlFetcher: CoverFetching {
         inbox.send(.cancel(id))
     }
 
+    public func bodyConsumed() {
+        inbox.send(.bodyConsumed)
+    }
+
     /// Reads `ca_file` here, on the caller's thread, so that an unreadable
     /// file is the caller's error and the running transfers keep the old settings.
     public func apply(_ settings: FetchSettings) throws(SystemError) {

@@ -70,28 +70,20 @@ final class Transfer {
     /// One header line. A status line starts a new response (after a redirect
     /// or a 100 Continue), so what earlier responses said is forgotten.
     fileprivate func header(_ line: UnsafeRawBufferPointer) -> Bool {
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            reason = parts.count > 2 ? String(parts[2]) : ""
+        switch HTTPHeaderLine(line) {
+        case .status(let code, let text):
+            status = code
+            reason = text
             retryAfter = nil
-            return true
-        }
-        guard let colon = text.firstIndex(of: ":") else { return true }
-        let name = text[..<colon].lowercased()
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        switch name {
-        case "retry-after":
+        case .retryAfter(let value):
             retryAfter = value
-        case "content-length" where (200...299).contains(status):
-            guard let length = Int(value) else { return true }
+        case .contentLength(let length?) where (200...299).contains(status):
             if length > maxBytes {
                 exceededLimit = true
                 return false
             }
             body.reserveCapacity(length)
-        default:
+        case .contentLength, .other:
             break
         }
         return true

@@ -6,6 +6,7 @@ enum TransferCommand: Sendable {
     case cancel(FetchID)
     case settings(TransferSetup)
     case probe(@Sendable () -> Void)
+    case bodyConsumed
     case shutdown
 }
 

@@ -13,6 +13,8 @@ final class TransferLoop {
     private var origins: [FetchID: String] = [:]
     private var waiting: Set<FetchID> = []
     private var pool: [CurlEasy] = []
+    /// Bodies delivered but not yet consumed; no transfer starts while this is at `setup.settings.concurrency`.
+    private var bodiesInHand = 0
 
     private struct Waiting {
         var id: FetchID
@@ -83,13 +85,18 @@ final class TransferLoop {
             admission.perHost = newSetup.settings.perHost
         case .probe(let reply):
             reply()
+        case .bodyConsumed:
+            bodiesInHand = max(0, bodiesInHand - 1)
         case .shutdown:
             break
         }
     }
 
     private func startAdmitted() {
-        while let (next, origin) = admission.next().map({ ($0.item, $0.origin) }) {
+        // As many bodies may wait to be written as transfers may run: memory stays bounded.
+        while bodiesInHand + admission.activeCount < 2 * admission.concurrency,
+            let (next, origin) = admission.next().map({ ($0.item, $0.origin) })
+        {
             guard waiting.remove(next.id) != nil else {
                 admission.finished(origin: origin)  // Cancelled while it waited.
                 next.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
@@ -138,6 +145,7 @@ final class TransferLoop {
         active[transfer.id] = nil
         if let origin = origins.removeValue(forKey: transfer.id) { admission.finished(origin: origin) }
         recycle(transfer.easy)
+        if case .success = outcome { bodiesInHand += 1 }
         transfer.completion(outcome)
     }
 

@@ -5,6 +5,10 @@ import CZlib
 /// promises, so a file with valid CRCs but garbage or missing pixels is
 /// refused. Output goes to a small scratch buffer and is discarded, so the
 /// memory used does not grow with the image.
+///
+/// The zlib header is checked here and the deflate data inflated raw: the
+/// stream's Adler-32 is not recomputed, since the chunk CRCs already cover
+/// every compressed byte and the checksum cost as much as the CRCs did.
 struct PNGImageData {
     /// Decompressed size the header implies: every scanline of every pass, each with its filter byte.
     static func expectedSize(_ info: PNGInfo) -> Int {
@@ -24,11 +28,18 @@ struct PNGImageData {
         }
     }
 
+    /// CMF and FLG of RFC 1950: deflate with a window of at most 32 KiB, a valid check, no preset dictionary.
+    private static func checkZlibHeader(_ cmf: UInt8, _ flg: UInt8) throws(PNGValidationError) {
+        guard cmf & 0x0F == 8, cmf >> 4 <= 7, (UInt16(cmf) << 8 | UInt16(flg)) % 31 == 0, flg & 0x20 == 0 else {
+            throw .structure("image data is not a zlib stream")
+        }
+    }
+
     /// Inflates `chunks` (the IDAT payloads, in order) and checks the total.
     static func check(_ chunks: [UnsafeRawBufferPointer], info: PNGInfo) throws(PNGValidationError) {
         let expected = expectedSize(info)
         var stream = z_stream()
-        guard inflateInit_(&stream, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        guard inflateInit2_(&stream, -15, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw .structure("cannot start inflating the image data")
         }
         defer { inflateEnd(&stream) }
@@ -37,8 +48,22 @@ struct PNGImageData {
         defer { scratch.deallocate() }
         var produced = 0
         var ended = false
-        for chunk in chunks where chunk.count > 0 {
-            guard !ended else { throw .structure("image data continues after the end of its zlib stream") }
+        var header: [UInt8] = []
+        var trailer = 0
+        for whole in chunks where whole.count > 0 {
+            var chunk = whole
+            if header.count < 2 {
+                let taken = min(2 - header.count, chunk.count)
+                header += chunk[..<taken]
+                chunk = UnsafeRawBufferPointer(rebasing: chunk[taken...])
+                if header.count == 2 { try checkZlibHeader(header[0], header[1]) }
+                if chunk.isEmpty { continue }
+            }
+            if ended {
+                trailer += chunk.count  // The Adler-32, and nothing more.
+                guard trailer <= 4 else { throw .structure("image data continues after the end of its zlib stream") }
+                continue
+            }
             stream.next_in = UnsafeMutablePointer(mutating: chunk.baseAddress!.assumingMemoryBound(to: UInt8.self))
             stream.avail_in = UInt32(chunk.count)
             while stream.avail_in > 0 && !ended {
@@ -48,7 +73,10 @@ struct PNGImageData {
                 produced += scratchSize - Int(stream.avail_out)
                 if produced > expected { throw .structure("image data is longer than its \(info.width)×\(info.height) header says") }
                 switch code {
-                case Z_STREAM_END: ended = true
+                case Z_STREAM_END:
+                    ended = true
+                    trailer = Int(stream.avail_in)
+                    guard trailer <= 4 else { throw .structure("image data continues after the end of its zlib stream") }
                 case Z_OK, Z_BUF_ERROR: continue
                 default:
                     let reason = stream.msg.map { String(cString: $0) } ?? "zlib error \(code)"
@@ -57,6 +85,7 @@ struct PNGImageData {
             }
         }
         guard ended else { throw .structure("image data ends early (\(produced) of \(expected) bytes)") }
+        guard trailer == 4 else { throw .structure("image data lacks its zlib checksum") }
         guard produced == expected else { throw .structure("image data holds \(produced) bytes, the header says \(expected)") }
     }
 }

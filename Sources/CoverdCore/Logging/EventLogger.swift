@@ -38,12 +38,19 @@ public final class EventLogger: Sendable {
                     metadata: ["event": "record_invalid", "album_id": "\(duplicate.id)", "record": "\(duplicate.ignored)",
                                "error": "duplicate album id"])
             },
-            on(AlbumAdded.self) { message in
-                let album = message.album
-                logger.info(
-                    "album \(album.id) added: \(album.artist) – \(album.title) (\(album.record))",
-                    metadata: ["event": "album_added", "album_id": "\(album.id)", "record": "\(album.record)",
-                               "url": "\(album.coverURL)"])
+            on(AlbumsAdded.self) { message in
+                // A first scan of thousands of albums is one line at info; each album is one at debug.
+                let each: Logger.Level = message.albums.count > EventLogger.bulk ? .debug : .info
+                if each == .debug {
+                    let records = Set(message.albums.map(\.record)).count
+                    logger.info("\(message.albums.count) albums added from \(records) record files", metadata: ["event": "album_added"])
+                }
+                for album in message.albums {
+                    logger.log(
+                        level: each, "album \(album.id) added: \(album.artist) – \(album.title) (\(album.record))",
+                        metadata: ["event": "album_added", "album_id": "\(album.id)", "record": "\(album.record)",
+                                   "url": "\(album.coverURL)"])
+                }
             },
             on(AlbumRemoved.self) { message in
                 logger.info(
@@ -87,6 +94,9 @@ public final class EventLogger: Sendable {
             },
         ]
     }
+
+    /// More albums than this in one batch are announced in one line.
+    static let bulk = 20
 
     /// Waits until every message posted so far is logged.
     public func flush() {

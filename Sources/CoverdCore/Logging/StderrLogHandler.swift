@@ -28,12 +28,21 @@ public struct StderrLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var fields = metadata
-        if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
-        if let extra = event.metadata { fields.merge(extra) { $1 } }
-        var line = StderrLogHandler.timestamp() + " " + event.level.rawValue + " " + event.message.description
+        // Thousands of lines in a sync: merge only when there is something to merge.
+        var fields = event.metadata ?? [:]
+        if !metadata.isEmpty { fields.merge(metadata) { event, _ in event } }
+        if let provided = metadataProvider?.get() { fields.merge(provided) { event, _ in event } }
+        var line = StderrLogHandler.timestamp()
+        line.reserveCapacity(256)
+        line += " "
+        line += event.level.rawValue
+        line += " "
+        line += event.message.description
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-            line += " \(key)=\(StderrLogHandler.quoted(value.description))"
+            line += " "
+            line += key
+            line += "="
+            line += StderrLogHandler.quoted(value.description)
         }
         line += "\n"
         var bytes = Array(line.utf8)
@@ -52,22 +61,38 @@ public struct StderrLogHandler: LogHandler {
 
     /// A value with spaces or quotes is quoted so the line stays parseable.
     static func quoted(_ value: String) -> String {
-        guard value.isEmpty || value.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" || $0.isNewline }) else {
-            return value
-        }
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D }
+        guard needsQuotes else { return value }
         return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n") + "\""
     }
 
-    /// UTC, millisecond precision, ISO 8601.
+    /// UTC, millisecond precision, ISO 8601 (built by hand: String(format:) is slow).
     static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         var seconds = now.tv_sec
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1,
-            Int(parts.tm_mday), Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec), Int(now.tv_nsec / 1_000_000))
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            while divisor > 0 {
+                bytes.append(UInt8(48 + rest / divisor % 10))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(Int(parts.tm_year) + 1900, 4); bytes.append(0x2D)
+        digits(Int(parts.tm_mon) + 1, 2); bytes.append(0x2D)
+        digits(Int(parts.tm_mday), 2); bytes.append(0x54)
+        digits(Int(parts.tm_hour), 2); bytes.append(0x3A)
+        digits(Int(parts.tm_min), 2); bytes.append(0x3A)
+        digits(Int(parts.tm_sec), 2); bytes.append(0x2E)
+        digits(Int(now.tv_nsec / 1_000_000), 3); bytes.append(0x5A)
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -17,19 +17,25 @@ public final class CoverCoordinator: Sendable {
     private let writer: IndexWriter
     private let store: CoverStore
     private let directorySync: DirectorySync
+    private let flushes: FlushBatcher
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     private let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
+    private let progressTimer: Mutex<QueueTimer?> = Mutex(nil)
+    private static let progressInterval: Duration = .milliseconds(100)
 
     private struct State {
         var planner: SyncPlanner
         var configuration: Configuration
         var scheduledWakeUp: Date?
-        var lastSummary: SyncSummary?
+        /// What observers were last told, and when: progress goes out at most
+        /// every `progressInterval` while covers are pending, at once when none is.
+        var postedSummary: SyncSummary?
+        var postedAt: ContinuousClock.Instant?
+        var progressTimerArmed = false
         var observations: [ObservationToken] = []
         var stopped = false
-        var gate: FetchGate
     }
 
     public init(
@@ -42,13 +48,11 @@ public final class CoverCoordinator: Sendable {
         self.writer = writer
         self.store = store
         directorySync = DirectorySync(path: store.directory)
-        // More workers than cores: most of their time is spent waiting in fsync,
-        // and concurrent fsyncs share the filesystem's journal commits.
-        let workerCount = max(4, ProcessInfo.processInfo.activeProcessorCount * 4)
+        flushes = FlushBatcher(directory: store.directory)
+        // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
+        let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
-        state = Mutex(State(
-            planner: SyncPlanner(policy: configuration.retry), configuration: configuration,
-            gate: FetchGate(highWater: workerCount * 2)))
+        state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
@@ -77,6 +81,8 @@ public final class CoverCoordinator: Sendable {
             self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
         }
         self.timer.withLock { $0 = timer }
+        let progress = QueueTimer(queue: queue) { [weak self] in self?.postProgress(fromTimer: true) }
+        progressTimer.withLock { $0 = progress }
     }
 
     /// Stops taking work and waits until decisions in flight are done. The
@@ -88,7 +94,10 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
-        queue.sync { timer.withLock { $0?.cancel() } }
+        queue.sync {
+            timer.withLock { $0?.cancel() }
+            progressTimer.withLock { $0?.cancel() }
+        }
     }
 
     /// Waits until every message delivered so far has been decided on.
@@ -105,6 +114,7 @@ public final class CoverCoordinator: Sendable {
     public func finish() {
         queue.sync {}
         for worker in workers { worker.sync {} }
+        flushes.waitUntilIdle()
         queue.sync {}
         directorySync.flush()
         writer.flush()
@@ -115,25 +125,45 @@ public final class CoverCoordinator: Sendable {
     /// Runs one planner step on the coordinator's queue and performs its effects.
     private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let (effects, summary, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
+        let (effects, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
             let files = StoreCoverFiles(
                 store: store, directorySync: directorySync, limits: state.configuration.images,
                 maxBytes: state.configuration.fetch.maxBytes)
             let effects = step(&state.planner, files, Date())
-            let summary = state.planner.summary
-            let newSummary = summary != state.lastSummary ? summary : nil
-            state.lastSummary = summary
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
             state.scheduledWakeUp = wakeUp
-            return (effects, newSummary, wakeUp, changed, state.configuration, state.stopped)
+            return (effects, wakeUp, changed, state.configuration, state.stopped)
         }
         perform(effects, configuration: configuration, stopped: stopped)
         if changedWakeUp {
             let delay = wakeUp.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSinceNow) * 1000).rounded(.up))) }
             timer.withLock { $0?.arm(after: delay) }
         }
-        if let summary { bus.post(SyncProgress(summary: summary)) }
+        postProgress(fromTimer: false)
+    }
+
+    /// Posts `SyncProgress` if the summary changed: at once when nothing is
+    /// pending or the last post is old enough, otherwise from a trailing timer.
+    /// Thousands of covers a second would otherwise mean thousands of posts.
+    private func postProgress(fromTimer: Bool) {
+        let now = ContinuousClock.now
+        let (post, wait) = state.withLock { state -> (SyncSummary?, Duration?) in
+            if fromTimer { state.progressTimerArmed = false }
+            let summary = state.planner.summary
+            guard summary != state.postedSummary else { return (nil, nil) }
+            let elapsed = state.postedAt.map { now - $0 } ?? CoverCoordinator.progressInterval
+            if summary.pending == 0 || elapsed >= CoverCoordinator.progressInterval {
+                state.postedSummary = summary
+                state.postedAt = now
+                return (summary, nil)
+            }
+            guard !state.progressTimerArmed else { return (nil, nil) }
+            state.progressTimerArmed = true
+            return (nil, CoverCoordinator.progressInterval - elapsed)
+        }
+        if let post { bus.post(SyncProgress(summary: post)) }
+        if let wait { progressTimer.withLock { $0?.arm(after: wait) } }
     }
 
     /// Performs the planner's effects. After `stop()`, no fetch or preparation
@@ -142,14 +172,15 @@ public final class CoverCoordinator: Sendable {
         var changes: [IndexChange] = []
         for effect in effects {
             switch effect {
-            case .fetch where stopped, .prepare where stopped:
+            case .fetch where stopped:
                 continue
+            case .prepare(let request) where stopped:
+                if case .download = request.source { fetcher.bodyConsumed() }
             case .fetch(let id, let url):
-                if state.withLock({ $0.gate.admit(id, url: url) }) { startFetch(id, url: url) }
+                startFetch(id, url: url)
             case .cancelFetch(let id):
-                if !state.withLock({ $0.gate.cancel(id) }) { fetcher.cancel(id) }
+                fetcher.cancel(id)
             case .prepare(let request):
-                state.withLock { $0.gate.prepareStarted() }
                 prepare(request, with: CoverPreparer(store: store, pipeline: CoverImagePipeline(limits: configuration.images)))
             case .index(let change):
                 changes.append(change)
@@ -165,14 +196,22 @@ public final class CoverCoordinator: Sendable {
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
         let worker = workers[Int(request.fetchID.rawValue % UInt64(workers.count))]
         worker.async { [weak self] in
-            let result = preparer.prepare(request)
+            let written = preparer.prepare(request)
             guard let self else { return }
-            self.queue.async {
-                self.run { planner, files, now in
-                    planner.prepared(request.fetchID, url: request.url, result: result, now: now, files: files)
+            let deliver: @Sendable (Result<PreparedFiles, PrepareFailure>) -> Void = { result in
+                self.queue.async {
+                    self.run { planner, files, now in
+                        planner.prepared(request.fetchID, url: request.url, result: result, now: now, files: files)
+                    }
+                    if case .download = request.source { self.fetcher.bodyConsumed() }
                 }
-                let released = self.state.withLock { state in state.stopped ? [] : state.gate.prepareFinished() }
-                for fetch in released { self.startFetch(fetch.id, url: fetch.url) }
+            }
+            guard case .success(let prepared) = written else { return deliver(written) }
+            // Renamed into place only once the data is on disk.
+            self.flushes.afterFlush { error in
+                guard let error else { return deliver(written) }
+                prepared.temporaries.values.forEach(preparer.store.discard)
+                deliver(.failure(.storage(error, bytes: prepared.bytes)))
             }
         }
     }
@@ -181,7 +220,14 @@ public final class CoverCoordinator: Sendable {
         fetcher.fetch(id, url: url) { [weak self] outcome in
             guard let self else { return }
             self.queue.async {
-                self.run { planner, _, now in planner.fetchFinished(id, url: url, outcome: outcome, now: now) }
+                var preparing = false
+                self.run { planner, _, now in
+                    let effects = planner.fetchFinished(id, url: url, outcome: outcome, now: now)
+                    preparing = effects.contains { if case .prepare(let request) = $0 { request.fetchID == id } else { false } }
+                    return effects
+                }
+                // A body no longer wanted (its albums went away meanwhile) is dropped here.
+                if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
             }
         }
     }

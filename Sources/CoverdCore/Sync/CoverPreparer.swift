@@ -32,7 +32,8 @@ struct CoverPreparer: Sendable {
         var temporaries: [AlbumID: TemporaryCover] = [:]
         for id in request.albums {
             do {
-                temporaries[id] = try store.writeTemporary(png, for: id)
+                // Made durable in a batch (FlushBatcher) before any rename.
+                temporaries[id] = try store.writeTemporary(png, for: id, flush: false)
             } catch {
                 temporaries.values.forEach(store.discard)
                 return .failure(.storage(error, bytes: png.count))

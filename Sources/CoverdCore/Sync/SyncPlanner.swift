@@ -45,6 +45,7 @@ public struct SyncPlanner {
     /// New or changed albums. A cached album with an unchanged URL costs nothing.
     public mutating func update(_ albums: [Album], now: Date, files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
+        var added: [Album] = []
         for album in albums {
             if var current = tracked[album.id] {
                 current.restored = false
@@ -71,9 +72,10 @@ public struct SyncPlanner {
                 continue
             }
             let previous = persisted.removeValue(forKey: album.id)
-            if previous == nil { effects.append(.post(AlbumAdded(album: album))) }
+            if previous == nil { added.append(album) }
             track(album, previous: previous, now: now, files: files, effects: &effects)
         }
+        if !added.isEmpty { effects.append(.post(AlbumsAdded(albums: added))) }
         return effects
     }
 
