@@ -20,11 +20,12 @@ let package = Package(
         .systemLibrary(name: "CSystemd", path: "Sources/CSystemd"),
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        .systemLibrary(name: "CDeflate", path: "Sources/CDeflate"),
 
         .target(
             name: "CoverdCore",
             dependencies: [
-                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib",
+                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib", "CDeflate",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

@@ -73,3 +73,19 @@ struct CacheTests {
         #expect(try StatusSnapshot(json: report.json()).albums == 0)
     }
 }
+
+@Suite("JSON text in status output")
+struct JSONTextTests {
+    @Test("Given text with quotes, backslashes, controls and line separators, when quoted, then the JSON parses back to the same text")
+    func escaping() throws {
+        let samples = ["plain", "Sigur Rós – ( )", "say \"hi\"", "back\\slash", "tab\tnew\nline\r", "bell\u{07}nul\u{0}",
+                       "js \u{2028} and \u{2029}", "", "emoji 🎵"]
+        for sample in samples {
+            let quoted = JSONText.quote(sample)
+            let decoded = try JSONSerialization.jsonObject(with: Data("[\(quoted)]".utf8)) as? [String]
+            #expect(decoded == [sample], "\(quoted)")
+            #expect(!quoted.contains("\u{2028}") && !quoted.unicodeScalars.contains { $0.value < 0x20 })
+        }
+        #expect(JSONText.quote(nil) == "null")
+    }
+}

@@ -118,4 +118,19 @@ struct PNGValidatorTests {
             try validator.validate(png(width: 3, height: 3, colorType: 0, interlace: 1, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 12))))
         }
     }
+
+    @Test("Given a download check, when image data is garbage or a small image is short, then it is refused; a large image's unread tail is left to verify")
+    func downloadCheckDepth() {
+        let download = PNGValidator(imageData: .download)
+        // Garbage and a wrong zlib header are caught at the stream's start.
+        #expect(throws: PNGValidationError.self) { try download.validate(png(width: 4, height: 4, idat: [1, 2, 3, 4, 5, 6, 7, 8])) }
+        // Within the budget the check is complete.
+        #expect(throws: PNGValidationError.self) {
+            try download.validate(png(width: 20, height: 25, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 20 * 61))))
+        }
+        // 200×200 RGB is 120,200 bytes of rows; 100 rows of them pass the 4 KiB download check, not the whole one.
+        let cut = png(width: 200, height: 200, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 100 * 601)))
+        #expect((try? download.validate(cut))?.width == 200)
+        #expect(throws: PNGValidationError.structure("image data holds 60100 bytes, the header says 120200")) { try validator.validate(cut) }
+    }
 }

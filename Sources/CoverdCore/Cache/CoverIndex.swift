@@ -117,14 +117,51 @@ public final class CoverIndex: Sendable {
 
     /// Every row, ordered by id. An index the daemon is still creating has none.
     public func rows() throws(IndexError) -> [IndexRow] {
-        try connection.withLock { connection throws(IndexError) -> [IndexRow] in
-            let db = connection.db
-            var rows: [IndexRow] = []
+        var rows: [IndexRow] = []
+        try forEachRow(expecting: { rows.reserveCapacity($0) }) { rows.append($0) }
+        return rows
+    }
+
+    /// Hands every row to `body`, ordered by id, a page at a time, without
+    /// holding them all (at start-up the daemon keeps them packed).
+    /// `expecting` hears the count first.
+    public func forEachRow(expecting: (Int) -> Void = { _ in }, _ body: (IndexRow) -> Void) throws(IndexError) {
+        let count = try connection.withLock { connection throws(IndexError) -> Int? in
             var hasTable = false
-            try db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'albums'").query { _ in hasTable = true }
-            guard hasTable else { return [] }
-            let statement = try db.prepare("SELECT \(CoverIndex.columns) FROM albums ORDER BY id")
-            try statement.query { row in
+            try connection.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'albums'").query { _ in hasTable = true }
+            guard hasTable else { return nil }
+            var count = 0
+            try connection.db.prepare("SELECT count(*) FROM albums").query { row in count = Int(row.integer(0) ?? 0) }
+            return count
+        }
+        guard let count else { return }
+        expecting(count)
+        // Thousands of rows name the same record file: they share one string.
+        var recordPaths: Set<String> = []
+        var after: String?
+        while true {
+            let (page, last) = try self.page(after: after)
+            for var row in page {
+                row.record = recordPaths.insert(row.record).memberAfterInsert
+                body(row)
+            }
+            guard let last else { return }
+            after = last
+        }
+    }
+
+    /// Up to 1,000 rows with ids after `after`, and the last id read (nil at the end).
+    private func page(after: String?) throws(IndexError) -> ([IndexRow], String?) {
+        let size = 1000
+        return try connection.withLock { connection throws(IndexError) -> ([IndexRow], String?) in
+            let statement = try connection.db.prepare(
+                "SELECT \(CoverIndex.columns) FROM albums WHERE id > ? ORDER BY id LIMIT \(size)")
+            var rows: [IndexRow] = []
+            var read = 0
+            var last: String?
+            try statement.query([after.map { .text($0) } ?? .text("")]) { row in
+                read += 1
+                last = row.text(0)
                 // A row that is not coverd's own (an invalid id could name a path) is skipped.
                 guard let id = row.text(0), AlbumID.isValid(id), let url = row.text(5), let stateText = row.text(7),
                     let state = CoverState(rawValue: stateText)
@@ -139,7 +176,18 @@ public final class CoverIndex: Sendable {
                         httpStatus: row.integer(13).map { Int($0) },
                         updatedAt: Date(timeIntervalSince1970: row.real(14) ?? 0)))
             }
-            return rows
+            return (rows, read == size ? last : nil)
+        }
+    }
+
+    /// The ids of albums whose cover is not cached (as `coverd verify` marks them), without reading whole rows.
+    public func uncachedIDs() throws(IndexError) -> Set<AlbumID> {
+        try connection.withLock { connection throws(IndexError) -> Set<AlbumID> in
+            var ids: Set<AlbumID> = []
+            try connection.db.prepare("SELECT id FROM albums WHERE state != 'cached'").query { row in
+                if let id = row.text(0), AlbumID.isValid(id) { ids.insert(AlbumID(trusted: id)) }
+            }
+            return ids
         }
     }
 

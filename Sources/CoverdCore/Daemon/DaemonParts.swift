@@ -28,10 +28,8 @@ struct DaemonParts {
                 error: "removed \(leftovers.count) temporary file(s) from \(store.directory)", severity: .notice))
         }
         let index: CoverIndex
-        let rows: [IndexRow]
         do {
             index = try CoverIndex(cacheDirectory: config.cacheDirectory)
-            rows = try index.rows()
         } catch {
             throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
         }
@@ -51,7 +49,12 @@ struct DaemonParts {
             fetcher.shutdown()
             throw DaemonError("cannot watch the records directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
-        coordinator.start(rows: rows)
+        do {
+            try coordinator.start()
+        } catch {
+            fetcher.shutdown()
+            throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
+        }
     }
 
     /// Under the systemd unit only the cache and the records directory's parent are writable.

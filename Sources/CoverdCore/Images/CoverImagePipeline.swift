@@ -39,7 +39,7 @@ public struct CoverImagePipeline: Sendable {
         switch kind {
         case .png:
             do {
-                let info = try PNGValidator(limits: limits).validate(body)
+                let info = try PNGValidator(limits: limits, imageData: .download).validate(body)
                 return PreparedCover(png: body, info: info, sourceKind: .png)
             } catch {
                 throw .invalidPNG(error)

@@ -48,13 +48,16 @@ public enum PNGValidationError: Error, Sendable, Equatable, CustomStringConverti
 
 /// Checks that bytes are a complete, well-formed PNG within the size limits:
 /// signature, IHDR first and sane, every chunk's CRC, critical chunk order,
-/// image data that inflates to exactly the size the header implies, and
-/// IEND. Bytes after IEND are tolerated, as browsers and libpng do.
+/// image data that inflates (as far as `imageData` says; wholly, it must give
+/// exactly the size the header implies), and IEND. Bytes after IEND are
+/// tolerated, as browsers and libpng do.
 public struct PNGValidator: Sendable {
     public var limits: ImageLimits
+    public var imageData: ImageDataCheck
 
-    public init(limits: ImageLimits = ImageLimits()) {
+    public init(limits: ImageLimits = ImageLimits(), imageData: ImageDataCheck = .whole) {
         self.limits = limits
+        self.imageData = imageData
     }
 
     public func validate(_ bytes: [UInt8]) throws(PNGValidationError) -> PNGInfo {
@@ -69,7 +72,7 @@ public struct PNGValidator: Sendable {
         guard bytes.count >= 8, signature.indices.allSatisfy({ bytes[$0] == signature[$0] }) else { throw .notPNG }
         var offset = 8
         var info: PNGInfo?
-        var imageData: [UnsafeRawBufferPointer] = []
+        var compressed: [UnsafeRawBufferPointer] = []
         var sawPalette = false
         var idatState = 0  // 0 none yet, 1 in the IDAT run, 2 after it
         while true {
@@ -101,12 +104,12 @@ public struct PNGValidator: Sendable {
                 guard idatState != 2 else { throw .structure("IDAT chunks are not consecutive") }
                 if info?.colorType == 3 && !sawPalette { throw .structure("palette image without a PLTE chunk") }
                 idatState = 1
-                imageData.append(data)
+                compressed.append(data)
             case "IEND":
                 guard idatState != 0 else { throw .structure("no IDAT chunk") }
                 guard length == 0 else { throw .structure("IEND chunk is not empty") }
                 guard let info else { throw .structure("no IHDR chunk") }
-                try PNGImageData.check(imageData, info: info)
+                try PNGImageData.check(compressed, info: info, depth: self.imageData)
                 return info
             default:
                 // Ancillary chunks have a lower-case first letter; an unknown critical one cannot be decoded.

@@ -64,7 +64,7 @@ public struct CatalogChange: Sendable, Equatable {
 /// Not thread-safe: owned by the watcher's queue.
 public struct RecordCatalog: Sendable {
     private var files: [String: [AlbumID: Album]] = [:]  // first entry per id
-    private var claims: [AlbumID: [String]] = [:]  // sorted paths holding the id
+    private var claims: [AlbumID: RecordHolders] = [:]
     private var effective: [AlbumID: Album] = [:]
 
     public init() {}
@@ -123,24 +123,20 @@ public struct RecordCatalog: Sendable {
     }
 
     private mutating func claim(_ id: AlbumID, path: String) {
-        var holders = claims[id] ?? []
-        let index = holders.firstIndex(where: { $0 > path }) ?? holders.count
-        holders.insert(path, at: index)
-        claims[id] = holders
+        if claims[id]?.insert(path) == nil { claims[id] = RecordHolders(path) }
     }
 
     private mutating func unclaim(_ id: AlbumID, path: String) {
         guard var holders = claims[id] else { return }
-        holders.removeAll { $0 == path }
-        claims[id] = holders.isEmpty ? nil : holders
+        claims[id] = holders.remove(path) ? holders : nil
     }
 
     /// Recomputes the winner for `id` and records the difference.
     private mutating func settle(_ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?) {
-        let winner = claims[id]?.first.flatMap { holder in files[holder]?[id] }
+        let winner = claims[id].flatMap { files[$0.first]?[id] }
         let before = effective[id]
-        if let path, let holders = claims[id], holders.count > 1, let winner {
-            let loser = path == winner.record ? holders[1] : path
+        if let path, let holders = claims[id], let second = holders.second, let winner {
+            let loser = path == winner.record ? second : path
             let loserPosition = files[loser]?[id]?.position ?? ""
             change.duplicates.append(
                 DuplicateAlbum(id: id, kept: "\(winner.record): \(winner.position)", ignored: "\(loser): \(loserPosition)"))
@@ -148,5 +144,37 @@ public struct RecordCatalog: Sendable {
         guard before != winner else { return }
         effective[id] = winner
         change.record(id, before: before, after: winner)
+    }
+}
+
+/// The record paths holding one album id, sorted: the first wins. Almost
+/// always there is exactly one, which needs no array of its own.
+struct RecordHolders: Sendable {
+    private(set) var first: String
+    private var rest: [String] = []
+
+    init(_ path: String) { first = path }
+
+    var second: String? { rest.first }
+
+    mutating func insert(_ path: String) {
+        guard path != first, !rest.contains(path) else { return }
+        if path < first {
+            rest.insert(first, at: 0)
+            first = path
+        } else {
+            rest.insert(path, at: rest.firstIndex(where: { $0 > path }) ?? rest.count)
+        }
+    }
+
+    /// Removes `path`; false when no holder is left.
+    mutating func remove(_ path: String) -> Bool {
+        if path == first {
+            guard !rest.isEmpty else { return false }
+            first = rest.removeFirst()
+        } else {
+            rest.removeAll { $0 == path }
+        }
+        return true
     }
 }

@@ -56,8 +56,10 @@ public final class CoverCoordinator: Sendable {
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
-    public func start(rows: [IndexRow]) {
-        state.withLock { $0.planner.load(rows) }
+    public func start() throws(IndexError) {
+        try state.withLock { state throws(IndexError) in
+            try index.forEachRow(expecting: { state.planner.expectRows($0) }) { state.planner.remember($0) }
+        }
         let observations = [
             bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
                 self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
@@ -241,7 +243,7 @@ public final class CoverCoordinator: Sendable {
         let flagged: Set<AlbumID>
         writer.flush()
         do {
-            flagged = Set(try index.rows().filter { $0.state != .cached }.map(\.id))
+            flagged = try index.uncachedIDs()
         } catch {
             bus.post(OperationFailed(operation: "read the index for reload", error: error.description))
             flagged = []

@@ -18,7 +18,7 @@ struct StoreCoverFiles: CoverFiles, Sendable {
             return .invalid("cannot read it: \(error)")
         }
         do {
-            _ = try PNGValidator(limits: limits).validate(bytes)
+            _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
             return .valid(stamp)
         } catch {
             return .invalid(error.description)

@@ -11,10 +11,12 @@ public struct SyncPlanner {
     var tracked: [AlbumID: TrackedAlbum] = [:]
     var jobs: [CoverURL: CoverJob] = [:]
     /// Rows from the index not yet matched by a record in this run.
-    var persisted: [AlbumID: IndexRow] = [:]
+    var persisted = PersistedRows()
     var retries = RetryHeap()
-    /// Albums whose cover is cached, by URL: a new album with such a URL gets a copy, not a download.
-    var cachedByURL: [CoverURL: Set<AlbumID>] = [:]
+    /// Albums whose cover is cached, by URL: a new album with such a URL gets
+    /// a copy, not a download. Built the first time an album needs a cover
+    /// (nil until then): a restart over a fully cached library never needs it.
+    var cachedByURL: [CoverURL: AlbumIDGroup]?
     private(set) var summary = SyncSummary()
     var policy: RetryPolicy
     var random: () -> Double
@@ -28,7 +30,19 @@ public struct SyncPlanner {
 
     /// What the index remembers from earlier runs.
     public mutating func load(_ rows: [IndexRow]) {
-        for row in rows { persisted[row.id] = row }
+        expectRows(rows.count)
+        rows.forEach { remember($0) }
+    }
+
+    /// Makes room for `count` rows about to be remembered.
+    public mutating func expectRows(_ count: Int) {
+        tracked.reserveCapacity(count)
+        persisted.reserve(count)
+    }
+
+    /// One row the index remembers (rows come in id order at start-up).
+    public mutating func remember(_ row: IndexRow) {
+        persisted.append(row)
     }
 
     /// The earliest time a waiting job is due, if any.
@@ -71,7 +85,7 @@ public struct SyncPlanner {
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
             }
-            let previous = persisted.removeValue(forKey: album.id)
+            let previous = persisted.claim(album.id)
             if previous == nil { added.append(album) }
             track(album, previous: previous, now: now, files: files, effects: &effects)
         }
@@ -100,7 +114,7 @@ public struct SyncPlanner {
     /// the index, until the file is fixed or deleted (nothing is lost to a typo).
     public mutating func scanCompleted(_ scan: RecordScanCompleted, now: Date, files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
-        for row in persisted.values.sorted(by: { $0.id < $1.id }) {
+        for row in persisted.takeUnclaimed() {
             if scan.isUnreadable(row.record), let album = row.album {
                 track(album, previous: row, now: now, files: files, effects: &effects)
                 tracked[row.id]?.restored = true
@@ -110,7 +124,6 @@ public struct SyncPlanner {
             effects.append(.index(.delete(row.id)))
             effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
         }
-        persisted = [:]
         if scan.reason != .startup {
             let missing = tracked.filter { !scan.albumIDs.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
             effects += withdraw(missing.keys.sorted(), files: files)
@@ -131,7 +144,11 @@ public struct SyncPlanner {
     private mutating func track(_ album: Album, previous: IndexRow?, now: Date, files: some CoverFiles, effects: inout [SyncEffect]) {
         var entry = TrackedAlbum(album: album, state: .pending)
         adjust(.pending, by: 1)
-        defer { effects.append(.index(.upsert(self.row(for: album.id, now: now)))) }
+        defer {
+            // A restart over an unchanged library writes nothing.
+            let row = self.row(for: album.id, now: now)
+            if previous.map({ !row.sameContent(as: $0) }) ?? true { effects.append(.index(.upsert(row))) }
+        }
         guard let row = previous, row.coverURL == album.coverURL.string else {
             if previous != nil { files.remove(album.id) }  // A cover of the old URL.
             tracked[album.id] = entry
@@ -172,7 +189,7 @@ public struct SyncPlanner {
     mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
         guard var job = jobs[url] else {
             let fetchID = newFetchID()
-            if let sibling = cachedByURL[url]?.sorted().first(where: { $0 != id }) {
+            if let sibling = cachedCopies(of: url).first(where: { $0 != id }) {
                 jobs[url] = CoverJob(url: url, waiters: [id], phase: .storing(fetchID))
                 effects.append(.prepare(PrepareRequest(fetchID: fetchID, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
@@ -241,14 +258,31 @@ public struct SyncPlanner {
     /// The only place an album's state changes, so counts and the cached-by-URL list stay exact.
     mutating func setState(_ entry: inout TrackedAlbum, _ state: CoverState) {
         guard entry.state != state else { return }
-        if entry.state == .cached {
-            cachedByURL[entry.album.coverURL]?.remove(entry.album.id)
-            if cachedByURL[entry.album.coverURL]?.isEmpty == true { cachedByURL[entry.album.coverURL] = nil }
+        if cachedByURL != nil {
+            let url = entry.album.coverURL
+            if entry.state == .cached {
+                cachedByURL?[url]?.remove(entry.album.id)
+                if cachedByURL?[url]?.isEmpty == true { cachedByURL?[url] = nil }
+            }
+            if state == .cached, cachedByURL?[url]?.insert(entry.album.id) == nil {
+                cachedByURL?[url] = AlbumIDGroup(entry.album.id)
+            }
         }
-        if state == .cached { cachedByURL[entry.album.coverURL, default: []].insert(entry.album.id) }
         adjust(entry.state, by: -1)
         adjust(state, by: 1)
         entry.state = state
+    }
+
+    /// The albums whose cover of `url` is cached, sorted.
+    mutating func cachedCopies(of url: CoverURL) -> [AlbumID] {
+        if cachedByURL == nil {
+            var map: [CoverURL: AlbumIDGroup] = [:]
+            for (id, entry) in tracked where entry.state == .cached {
+                if map[entry.album.coverURL]?.insert(id) == nil { map[entry.album.coverURL] = AlbumIDGroup(id) }
+            }
+            cachedByURL = map
+        }
+        return cachedByURL?[url]?.sorted ?? []
     }
 
     private mutating func adjust(_ state: CoverState, by delta: Int) {
@@ -281,5 +315,14 @@ public struct SyncPlanner {
         row.fileMTime = entry.stamp?.mtime
         row.httpStatus = entry.httpStatus
         return row
+    }
+}
+
+extension IndexRow {
+    /// Equal in everything but the time it was written.
+    func sameContent(as other: IndexRow) -> Bool {
+        var other = other
+        other.updatedAt = updatedAt
+        return self == other
     }
 }
