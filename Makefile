@@ -8,7 +8,7 @@ UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
 
-.PHONY: all deps build release run test systemd-test asan-test asan-e2e fuzz install uninstall clean
+.PHONY: all deps build release run test systemd-test asan-test asan-e2e fuzz bench bench-check install uninstall clean
 FUZZ_SECONDS ?= 300
 
 all: build
@@ -32,10 +32,22 @@ run: release
 test: build
 	$(SWIFT) build --build-tests
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
+	$(MAKE) bench-check
 	$(MAKE) systemd-test
 	$(MAKE) asan-test
 	$(MAKE) asan-e2e
 	$(MAKE) fuzz FUZZ_SECONDS=60
+
+# The benchmark's table (see README, Performance): coverd against curl -Z on loopback nginx.
+# BENCH_ARGS="--runs 5 -n 10000"; BENCH_TMPFS=1 to leave the disk out.
+bench: release
+	@./scripts/ensure-deps.sh nginx
+	python3 bench/bench.py $(BENCH_ARGS)
+
+# The benchmark's own correctness: a small sync through nginx, every cover checked byte for byte.
+bench-check: build
+	@./scripts/ensure-deps.sh nginx
+	python3 bench/bench.py --check --binary "$$($(SWIFT) build --show-bin-path)/coverd"
 
 systemd-test: build
 	@./scripts/test-systemd.sh

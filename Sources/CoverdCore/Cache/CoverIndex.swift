@@ -50,7 +50,8 @@ extension IndexRow {
 
 /// A change to the index; many are applied in one transaction.
 public enum IndexChange: Sendable {
-    case upsert(IndexRow)
+    /// Boxed: batches of thousands of changes are queued, and a row is large.
+    indirect case upsert(IndexRow)
     case delete(AlbumID)
 }
 

@@ -35,7 +35,7 @@ struct RecordTree {
     private(set) var catalog = RecordCatalog()
     private var signatures: [String: FileSignature] = [:]
 
-    struct FileSignature: Equatable {
+    struct FileSignature: Equatable, Sendable {
         var device: UInt64
         var inode: UInt64
         var size: Int64
@@ -161,7 +161,18 @@ struct RecordTree {
             }
             entries.append((name, entry.type))
         }
-        for (name, type) in entries.sorted(by: { $0.name < $1.name }) {
+        let sorted = entries.sorted(by: { $0.name < $1.name })
+        // The directory's record files are read and decoded in parallel (the
+        // decoding is most of a start-up over many albums); the results are
+        // applied to the catalog in name order below, as before.
+        let stale = sorted.compactMap { name, type -> (String, RecordFileKind)? in
+            guard type != UInt8(DT_DIR), let kind = RecordFileKind(fileName: name) else { return nil }
+            let path = directory + "/" + name
+            guard force || signature(of: path) != signatures[path] || !catalog.contains(path: path) else { return nil }
+            return (path, kind)
+        }
+        var prefetched = RecordPrefetch.read(stale, with: reader)
+        for (name, type) in sorted {
             let path = directory + "/" + name
             var entryType = type
             if entryType == UInt8(DT_UNKNOWN) {
@@ -173,7 +184,9 @@ struct RecordTree {
                 scanDirectory(path, force: force, fresh: fresh, seen: &seen, into: &output)
             } else if let kind = RecordFileKind(fileName: name) {
                 seen.insert(path)
-                if force || signature(of: path) != signatures[path] || !catalog.contains(path: path) {
+                if let early = prefetched.removeValue(forKey: path) {
+                    read(path, kind: kind, mayBeIncomplete: fresh, prefetched: early, into: &output)
+                } else if force || signature(of: path) != signatures[path] || !catalog.contains(path: path) {
                     read(path, kind: kind, mayBeIncomplete: fresh, into: &output)
                 }
             }
@@ -182,10 +195,14 @@ struct RecordTree {
 
     /// Reads one record file into the catalog. A file that cannot be used
     /// keeps the albums it held before; one that vanished is forgotten.
-    private mutating func read(_ path: String, kind: RecordFileKind, mayBeIncomplete: Bool = false, into output: inout RecordTreeOutput) {
-        let identity = signature(of: path)
-        do {
-            let contents = try reader.read(path, kind: kind)
+    private mutating func read(
+        _ path: String, kind: RecordFileKind, mayBeIncomplete: Bool = false, prefetched: RecordPrefetch.Result? = nil,
+        into output: inout RecordTreeOutput
+    ) {
+        let identity = prefetched.map(\.identity) ?? signature(of: path)
+        do throws(RecordFileError) {
+            let contents: RecordContents
+            if let prefetched { contents = try prefetched.contents.get() } else { contents = try reader.read(path, kind: kind) }
             output.change.merge(catalog.update(path: path, albums: contents.albums))
             output.rejections += contents.rejections
         } catch {
@@ -217,13 +234,15 @@ struct RecordTree {
         output.gone.append(path)
     }
 
-    private func signature(of path: String) -> FileSignature? {
+    static func signature(of path: String) -> FileSignature? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return FileSignature(
             device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
             mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
     }
+
+    private func signature(of path: String) -> FileSignature? { RecordTree.signature(of: path) }
 
     private func isCompleteOnCreation(_ path: String) -> Bool {
         var info = stat()

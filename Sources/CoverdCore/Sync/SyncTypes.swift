@@ -2,11 +2,15 @@ import Foundation
 
 /// What the planner asks the coordinator to do; the coordinator performs
 /// these after the planner's state is updated, in order.
+///
+/// The large payloads are boxed (`indirect`): a scan of 10,000 new albums
+/// yields 30,000 effects at once, and unboxed each would be the size of the
+/// largest, an index row.
 public enum SyncEffect: Sendable {
     case fetch(FetchID, CoverURL)
     case cancelFetch(FetchID)
     /// Validate `body` and write a temporary file for each album (off the coordinator's queue).
-    case prepare(PrepareRequest)
+    indirect case prepare(PrepareRequest)
     case index(IndexChange)
     case post(any BusMessage)
 }

@@ -1,0 +1,24 @@
+import Dispatch
+import Synchronization
+
+/// Reads and decodes several record files at once, one per core.
+enum RecordPrefetch {
+    struct Result: Sendable {
+        /// Taken before the read, as for a file read alone: a change during the read shows next time.
+        var identity: RecordTree.FileSignature?
+        var contents: Swift.Result<RecordContents, RecordFileError>
+    }
+
+    static func read(_ files: [(String, RecordFileKind)], with reader: RecordFileReader) -> [String: Result] {
+        guard files.count > 1 else { return [:] }
+        let results = Mutex<[String: Result]>([:])
+        DispatchQueue.concurrentPerform(iterations: files.count) { index in
+            let (path, kind) = files[index]
+            let identity = RecordTree.signature(of: path)
+            let contents: Swift.Result<RecordContents, RecordFileError>
+            do throws(RecordFileError) { contents = .success(try reader.read(path, kind: kind)) } catch { contents = .failure(error) }
+            results.withLock { $0[path] = Result(identity: identity, contents: contents) }
+        }
+        return results.withLock { $0 }
+    }
+}
