@@ -17,11 +17,15 @@ http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Recor
     $core/Support/SystemError.swift"
 png_sources="$core/Images/PNGValidator.swift $core/Images/PNGImageData.swift $core/Images/CRC32.swift $core/Images/ImageKind.swift $core/Images/CoverImagePipeline.swift"
 
+# Every C system-library target's module map (each names the library it links), and pixman's headers.
+c_modules="-Xcc -I/usr/include/pixman-1"
+for dir in "$top"/Sources/C*/; do c_modules="$c_modules -I $dir"; done
+
 build() {
     name="$1"; shift
     # The gold linker warns about every ASan helper symbol; the log keeps that out of sight.
     # shellcheck disable=SC2086
-    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" -I "$top/Sources/CZlib" "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
+    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" $c_modules "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
         grep -v "Cannot export local symbol" "$out/$name.build.log" | tail -30
         exit 1
     fi
