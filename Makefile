@@ -64,7 +64,7 @@ asan-e2e: build
 	$(LSAN) COVERD_BIN="$$($(SWIFT) build --sanitize=address --scratch-path .build-asan --show-bin-path)/coverd" \
 		$(SWIFT) test --skip-build --filter EndToEndTests
 
-# libFuzzer targets for the record parser and the PNG validator (Fuzz/), FUZZ_SECONDS each.
+# libFuzzer targets (Fuzz/): the record parser, the image pipeline (PNG validator and decoders), HTTP parsing; FUZZ_SECONDS each.
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 

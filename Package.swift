@@ -21,11 +21,16 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/CLinux"),
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .systemLibrary(name: "CDeflate", path: "Sources/CDeflate"),
+        .systemLibrary(name: "CJPEG", path: "Sources/CJPEG"),
+        .systemLibrary(name: "CPNG", path: "Sources/CPNG"),
+        .systemLibrary(name: "CWebP", path: "Sources/CWebP"),
+        .systemLibrary(name: "CGIF", path: "Sources/CGIF"),
+        .systemLibrary(name: "CPixman", path: "Sources/CPixman", pkgConfig: "pixman-1"),
 
         .target(
             name: "CoverdCore",
             dependencies: [
-                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib", "CDeflate",
+                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]

@@ -8,7 +8,9 @@ In one run, on loopback, against nginx serving a generated corpus of PNG covers:
   3. drop-to-PNG latency: records dropped one at a time into an idle daemon;
   4. idle cost: CPU used by an idle daemon over 30 s;
   5. scale: 100,000 cached albums in 100 files: start to READY=1, RSS,
-     requests made, and `coverd status --json` time.
+     requests made, and `coverd status --json` time;
+  6. JPEG conversion: a JPEG corpus synced and converted to PNG, against
+     `djpeg | pnmtopng` on the same files (bench/conversion.py).
 Timings are printed, never asserted. `--check` runs a small sync and only
 verifies that every cover arrived intact (used by `make test`).
 """
@@ -29,6 +31,8 @@ import sys
 import threading
 import time
 import zlib
+
+import conversion
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(TOP, ".build-bench")
@@ -85,7 +89,7 @@ def corpus(count, low_kb=20, high_kb=250, name=None):
 # -- servers and processes ----------------------------------------------------------
 
 class Nginx:
-    def __init__(self, root):
+    def __init__(self, root, jpeg_root=None):
         self.prefix = os.path.join(WORK, "nginx")
         os.makedirs(os.path.join(self.prefix, "logs"), exist_ok=True)
         probe = socket.socket()
@@ -107,8 +111,12 @@ http {{
     tcp_nopush on;
     keepalive_requests 1000000;
     keepalive_timeout 120;
-    types {{ image/png png; }}
-    server {{ listen 127.0.0.1:{self.port}; root {root}; }}
+    types {{ image/png png; image/jpeg jpg; }}
+    server {{
+        listen 127.0.0.1:{self.port};
+        root {root};
+        {f"location /jpeg/ {{ alias {jpeg_root}/; }}" if jpeg_root else ""}
+    }}
 }}
 """)
         subprocess.run(["nginx", "-c", config, "-p", self.prefix], check=True)
@@ -493,15 +501,20 @@ def main():
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--binary", help="coverd to measure (default: a release build)")
     parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
-    parser.add_argument("--skip", action="append", default=[], choices=["sync", "latency", "scale"])
+    parser.add_argument("--jpeg-count", type=int, default=500, help="JPEG covers for the conversion row")
+    parser.add_argument("--skip", action="append", default=[], choices=["sync", "latency", "scale", "jpeg"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
     binary = args.binary or release_binary()
     count = 200 if args.check else args.count
     corpus_dir = corpus(count)
+    jpeg_count = 20 if args.check else args.jpeg_count
+    jpeg_dir = conversion.jpeg_corpus(WORK, jpeg_count) if "jpeg" not in args.skip else None
     # The check only verifies, so it needs no filesystem of its own (and no loop device in CI).
-    scratch = ScratchFilesystem(max(4, count * 250 * 1024 * (2 * args.runs + 1) >> 30) + 2, use=not args.check)
-    nginx = Nginx(corpus_dir)
+    # Room for every run's covers: PNG copies of the corpus, and the JPEGs' PNGs (about 1 MiB each) twice per run.
+    room = count * 250 * 1024 * (2 * args.runs + 1) + jpeg_count * (1 << 20) * 2 * args.runs
+    scratch = ScratchFilesystem(max(4, room >> 30) + 2, use=not args.check)
+    nginx = Nginx(corpus_dir, jpeg_dir)
     try:
         names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
         urls = [f"{nginx.base}/{name}" for name in names]
@@ -509,7 +522,10 @@ def main():
             _, _, status, cache = run_coverd_sync(binary, urls, args.parallel)
             bad = verify_cache(cache, urls, corpus_dir)
             print(f"bench check: {len(urls)} covers synced through nginx, {bad} missing or different, exit status {status}")
-            return 1 if bad or status != 0 else 0
+            bad_jpeg = conversion.check(sys.modules[__name__], binary, nginx, jpeg_dir) if jpeg_dir else 0
+            if jpeg_dir:
+                print(f"bench check: {jpeg_count} JPEG covers converted, {bad_jpeg} missing or not a PNG of their size")
+            return 1 if bad or bad_jpeg or status != 0 else 0
         size = sum(os.path.getsize(os.path.join(corpus_dir, n)) for n in names)
         print(f"# corpus: {count} PNGs, {size / count / 1024:.0f} KB on average, {size / 2**20:.0f} MiB; nginx on {nginx.base}", flush=True)
         rows = []
@@ -554,6 +570,8 @@ def main():
             rows.append(("100,000 cached albums: peak RSS", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
             rows.append(("100,000 cached albums: requests made", f"{requests}", "", "", "0"))
             rows.append(("100,000 cached albums: coverd status --json", f"{status_time:.2f} s", "", "", "≤ 1 s"))
+        if "jpeg" not in args.skip:
+            rows += conversion.conversion_rows(sys.modules[__name__], binary, nginx, jpeg_dir, args.runs)
         print()
         print("| measure | coverd | baseline | ratio | goal |")
         print("|---|---|---|---|---|")

@@ -15,7 +15,7 @@ records_sources="$core/Records/JSONParser.swift $core/Records/JSONValue.swift $c
     $core/Records/BinaryPropertyList.swift $core/Records/ArchiveRecordDecoder.swift $core/Support/SystemError.swift"
 http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/JSONValue.swift
     $core/Support/SystemError.swift"
-png_sources="$core/Images/PNGValidator.swift $core/Images/PNGImageData.swift $core/Images/CRC32.swift $core/Images/ImageKind.swift $core/Images/CoverImagePipeline.swift"
+image_sources="$(ls "$core"/Images/*.swift | tr '\n' ' ')"
 
 # Every C system-library target's module map (each names the library it links), and pixman's headers.
 c_modules="-Xcc -I/usr/include/pixman-1"
@@ -34,14 +34,14 @@ echo "fuzz: building (swiftc -sanitize=fuzzer,address)"
 # shellcheck disable=SC2086
 build RecordsFuzzer $records_sources "$top/Fuzz/RecordsFuzzer.swift"
 # shellcheck disable=SC2086
-build PNGFuzzer $png_sources "$top/Fuzz/PNGFuzzer.swift"
+build ImageFuzzer $image_sources "$top/Fuzz/ImageFuzzer.swift"
 # shellcheck disable=SC2086
 build HTTPFuzzer $http_sources "$top/Fuzz/HTTPFuzzer.swift"
 
-# Seed corpora: valid records of every form, and real PNGs.
+# Seed corpora: valid records of every form, and real images of every format.
 seeds="$out/seeds"
 rm -rf "$seeds"
-mkdir -p "$seeds/records" "$seeds/png" "$seeds/http"
+mkdir -p "$seeds/records" "$seeds/images" "$seeds/http"
 printf '120' > "$seeds/http/seconds"
 printf 'Sun, 06 Nov 1994 08:49:37 GMT' > "$seeds/http/imf"
 printf 'Sunday, 06-Nov-94 08:49:37 GMT' > "$seeds/http/rfc850"
@@ -58,13 +58,37 @@ objects = ["$null", {"NS.objects": [plistlib.UID(4)], "$class": plistlib.UID(2)}
 open(sys.argv[1], "wb").write(plistlib.dumps({"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(1)},
                                               "$objects": objects}, fmt=plistlib.FMT_BINARY))
 PY
-python3 "$top/scripts/make_sample_covers.py" "$seeds/png" 4 1 24
+python3 "$top/scripts/make_sample_covers.py" "$seeds/images" 4 1 24
+# Small pictures in the converted formats, written by their reference tools.
+python3 - "$seeds/images" <<'PY'
+import sys
+w, h = 24, 16
+rgb = bytearray(); rgba = bytearray(); pal = bytearray()
+for y in range(h):
+    for x in range(w):
+        rgb += bytes([x * 10, y * 15, (x * y) % 256])
+        rgba += bytes([x * 10, y * 15, (x * y) % 256, (x + y) * 6])
+        pal += bytes([(x % 6) * 51, (y % 6) * 51, ((x + y) % 6) * 51])
+open(sys.argv[1] + "/in.ppm", "wb").write(b"P6\n%d %d\n255\n" % (w, h) + rgb)
+open(sys.argv[1] + "/in.pam", "wb").write(b"P7\nWIDTH %d\nHEIGHT %d\nDEPTH 4\nMAXVAL 255\nTUPLTYPE RGB_ALPHA\nENDHDR\n" % (w, h) + rgba)
+open(sys.argv[1] + "/palette.ppm", "wb").write(b"P6\n%d %d\n255\n" % (w, h) + pal)
+PY
+(
+    cd "$seeds/images"
+    cjpeg -quality 80 in.ppm > baseline.jpg
+    cjpeg -progressive -grayscale in.ppm > progressive-gray.jpg
+    cwebp -quiet -q 70 in.pam -o lossy-alpha.webp
+    cwebp -quiet -lossless in.ppm -o lossless.webp
+    pamtogif palette.ppm > palette.gif 2>/dev/null
+    pamtogif -interlace palette.ppm > interlaced.gif 2>/dev/null
+    rm -f in.ppm in.pam palette.ppm
+)
 
 status=0
-for name in RecordsFuzzer PNGFuzzer HTTPFuzzer; do
+for name in RecordsFuzzer ImageFuzzer HTTPFuzzer; do
     corpus="$out/corpus-$name"
     mkdir -p "$corpus"
-    case "$name" in RecordsFuzzer) seed="$seeds/records" ;; PNGFuzzer) seed="$seeds/png" ;; *) seed="$seeds/http" ;; esac
+    case "$name" in RecordsFuzzer) seed="$seeds/records" ;; ImageFuzzer) seed="$seeds/images" ;; *) seed="$seeds/http" ;; esac
     echo "fuzz: $name for ${seconds}s"
     # -timeout: an input that takes more than 10 s is a hang, reported like a crash.
     if ! "$out/$name" -max_total_time="$seconds" -timeout=10 -max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \

@@ -57,6 +57,8 @@ struct ConfigLoaderTests {
             failed_interval = 60
             [images]
             max_side = 4096
+            max_dimension = 1200
+            png_compression = 9
             """)
         #expect(configuration.recordsDirectory == "/etc/coverd/albums")
         #expect(configuration.cacheDirectory == "/home/u/c")
@@ -68,6 +70,16 @@ struct ConfigLoaderTests {
         #expect(configuration.retry.initialDelay == .milliseconds(500))
         #expect(configuration.retry.failedInterval == .seconds(60))
         #expect(configuration.images.maxSide == 4096)
+        #expect(configuration.imageOutput == ImageOutput(maxDimension: 1200, compressionLevel: 9))
+    }
+
+    @Test("Given image output settings, when max_dimension is 0 or png_compression out of range, then 0 means off and 10 is refused")
+    func imageOutput() throws {
+        #expect(try load("[images]\nmax_dimension = 0\n").imageOutput.maxDimension == nil)
+        #expect(try load("").imageOutput == ImageOutput(maxDimension: nil, compressionLevel: 6))
+        let failure = error("[images]\npng_compression = 10\n")
+        #expect(failure?.line == 2)
+        #expect(failure?.message == "must be between 0 and 9, found 10")
     }
 
     @Test("Given a wrong type, when loaded, then the error names file, line and key")

@@ -70,9 +70,10 @@ struct PNGValidatorTests {
         let pipeline = CoverImagePipeline()
         let png = PNGFixture.make()
         #expect(try pipeline.prepare(png).png == png)
-        #expect(throws: CoverImageError.unsupportedFormat(.jpeg)) { try pipeline.prepare([0xFF, 0xD8, 0xFF, 0xE0]) }
+        #expect(throws: CoverImageError.unsupportedFormat(.bmp)) { try pipeline.prepare(Array("BM".utf8) + [UInt8](repeating: 0, count: 40)) }
+        #expect(throws: CoverImageError.decodeFailed(.jpeg, "Premature end of JPEG file")) { try pipeline.prepare([0xFF, 0xD8, 0xFF, 0xE0]) }
         #expect(throws: CoverImageError.notAnImage(.html)) { try pipeline.prepare(Array("<html></html>".utf8)) }
-        #expect(CoverImageError.unsupportedFormat(.jpeg).description == "unsupported image format: jpeg")
+        #expect(CoverImageError.unsupportedFormat(.bmp).description == "unsupported image format: bmp")
         #expect(CoverImageError.notAnImage(.html).description == "not an image (HTML)")
     }
 

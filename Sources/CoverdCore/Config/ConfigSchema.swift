@@ -13,7 +13,7 @@ enum ConfigSchema {
         "fetch.concurrency", "fetch.per_host", "fetch.connect_timeout", "fetch.timeout",
         "fetch.low_speed_limit", "fetch.low_speed_time", "fetch.max_bytes", "fetch.max_redirects", "fetch.ca_file",
         "retry.initial_delay", "retry.max_delay", "retry.failed_interval", "retry.storage_max_delay",
-        "images.max_side", "images.max_pixels",
+        "images.max_side", "images.max_pixels", "images.max_dimension", "images.png_compression",
         "limits.max_record_bytes", "limits.min_free_bytes",
     ]
 
@@ -52,6 +52,10 @@ enum ConfigSchema {
         case "retry.storage_max_delay": config.retry.storageMaxDelay = try seconds(value, in: 0.1...86_400)
         case "images.max_side": config.images.maxSide = try integer(value, in: 1...1_000_000)
         case "images.max_pixels": config.images.maxPixels = try integer(value, in: 1...1_000_000_000)
+        case "images.max_dimension":
+            let limit = try integer(value, in: 0...1_000_000)
+            config.imageOutput.maxDimension = limit == 0 ? nil : limit
+        case "images.png_compression": config.imageOutput.compressionLevel = try integer(value, in: 0...9)
         case "limits.max_record_bytes": config.records.maxFileBytes = try integer(value, in: 1024...(1 << 30))
         case "limits.min_free_bytes": config.minFreeBytes = try integer(value, in: 0...(1 << 40))
         default:

@@ -12,6 +12,8 @@ public struct Configuration: Sendable, Equatable {
     public var fetch = FetchSettings()
     public var retry = RetryPolicy()
     public var images = ImageLimits()
+    /// How converted (or scaled) covers are written.
+    public var imageOutput = ImageOutput()
     public var records = RecordLimits()
     /// Free space a cover write leaves on the cache's filesystem (0: no check).
     public var minFreeBytes = 2 * 1024 * 1024

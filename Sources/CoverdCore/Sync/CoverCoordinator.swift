@@ -20,6 +20,10 @@ public final class CoverCoordinator: Sendable {
     private let flushes: FlushBatcher
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
+    /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
+    /// so a slow decode never holds up plain PNGs; few of them, because each
+    /// may hold a full-size decoded image (bounded by the image limits).
+    private let decoders: [DispatchQueue]
     private let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progressTimer: Mutex<QueueTimer?> = Mutex(nil)
@@ -52,6 +56,8 @@ public final class CoverCoordinator: Sendable {
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
+        let decoderCount = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount / 2))
+        decoders = (0..<decoderCount).map { DispatchQueue(label: "coverd.decode.\($0)", qos: .utility) }
         state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
     }
 
@@ -183,7 +189,8 @@ public final class CoverCoordinator: Sendable {
             case .cancelFetch(let id):
                 fetcher.cancel(id)
             case .prepare(let request):
-                prepare(request, with: CoverPreparer(store: store, pipeline: CoverImagePipeline(limits: configuration.images)))
+                let pipeline = CoverImagePipeline(limits: configuration.images, output: configuration.imageOutput)
+                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline))
             case .index(let change):
                 changes.append(change)
             case .post(let message):
@@ -196,7 +203,13 @@ public final class CoverCoordinator: Sendable {
     /// Validates a body (or reads a cached copy) and writes one temporary
     /// file per album on a worker queue, then hands the result back.
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
-        let worker = workers[Int(request.fetchID.rawValue % UInt64(workers.count))]
+        let queues: [DispatchQueue]
+        if case .download(let body) = request.source, preparer.pipeline.decodes(body.bytes) {
+            queues = decoders
+        } else {
+            queues = workers
+        }
+        let worker = queues[Int(request.fetchID.rawValue % UInt64(queues.count))]
         worker.async { [weak self] in
             let written = preparer.prepare(request)
             guard let self else { return }

@@ -12,7 +12,7 @@ struct CoverPreparer: Sendable {
         switch request.source {
         case .download(let body):
             do {
-                png = try pipeline.prepare(body.bytes).png
+                png = try pipeline.prepare(body.bytes, sourceURL: request.url.string).png
             } catch {
                 return .failure(.image(error))
             }
@@ -22,7 +22,7 @@ struct CoverPreparer: Sendable {
             let started = ContinuousClock.now
             do {
                 let bytes = try store.read(sibling, limit: Int.max / 2)
-                png = try pipeline.prepare(bytes).png
+                png = try pipeline.prepare(bytes, sourceURL: request.url.string).png
             } catch {
                 return .failure(.sourceUnavailable("\(store.path(for: sibling)): \(error)"))
             }

@@ -1,0 +1,28 @@
+/// Why a downloaded body cannot become a cover. Every case says what was
+/// wrong with the bytes; the album and URL are added by whoever logs it.
+public enum CoverImageError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notAnImage(ImageKind)
+    case unsupportedFormat(ImageKind)
+    case invalidPNG(PNGValidationError)
+    /// The decoder's own reason: truncated, corrupt, unsupported variant.
+    case decodeFailed(ImageKind, String)
+    /// Refused from the header, before any pixel was allocated.
+    case tooLarge(width: Int, height: Int, reason: String)
+    case encodeFailed(String)
+
+    public var description: String {
+        switch self {
+        case .notAnImage(let kind):
+            switch kind {
+            case .empty: return "not an image (empty body)"
+            case .html: return "not an image (HTML)"
+            default: return "not an image"
+            }
+        case .unsupportedFormat(let kind): return "unsupported image format: \(kind.rawValue)"
+        case .invalidPNG(let error): return error.description
+        case .decodeFailed(let kind, let reason): return "cannot decode \(kind.rawValue): \(reason)"
+        case .tooLarge(let width, let height, let reason): return "image is too large (\(width)×\(height); \(reason))"
+        case .encodeFailed(let reason): return "cannot encode the PNG: \(reason)"
+        }
+    }
+}

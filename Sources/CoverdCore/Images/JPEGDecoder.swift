@@ -1,0 +1,122 @@
+import CJPEG
+
+/// Decodes a JPEG with libjpeg-turbo: baseline and progressive, gray, YCbCr,
+/// CMYK and YCCK (to RGB), with the EXIF orientation applied. The header is
+/// read first and checked against the limits before any pixel is allocated;
+/// libjpeg's own memory is capped too. When the result will be scaled down,
+/// libjpeg's DCT scaling decodes at the smallest eighth that is still at least
+/// twice the target: cheap, and it leaves the resampler enough pixels to
+/// filter well (a DCT scale straight to the target is visibly blockier).
+struct JPEGDecoder {
+    let limits: ImageLimits
+    /// Progressive scans allowed: real files have about ten (cjpeg writes at
+    /// most 100); thousands of tiny scans are a decode-time bomb.
+    var maxScans = 200
+
+    /// `maxDimension`: the caller will scale the result to fit this per side, so
+    /// libjpeg may decode at a smaller scale as long as it is not below that size.
+    func decode(_ body: [UInt8], maxDimension: Int? = nil) throws(CoverImageError) -> PixelImage {
+        guard let jpeg = JPEGHandle() else { throw .decodeFailed(.jpeg, "cannot start libjpeg") }
+        jpeg.state.pointee.max_scans = Int32(maxScans)
+        return try body.withUnsafeBufferPointer { bytes throws(CoverImageError) -> PixelImage in
+            try decode(bytes, with: jpeg, maxDimension: maxDimension)
+        }
+    }
+
+    private func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, with jpeg: JPEGHandle, maxDimension: Int?
+    ) throws(CoverImageError) -> PixelImage {
+        // libjpeg's working memory (progressive coefficients, buffers) beyond the output rows.
+        let workingMemory = min(limits.maxPixels, 64 << 20) * 4
+        try jpeg.check(coverd_jpeg_read_header(jpeg.state, bytes.baseAddress, UInt(bytes.count), workingMemory))
+        let info = jpeg.state.pointee.info
+        try limits.check(width: Int(info.image_width), height: Int(info.image_height), kind: .jpeg)
+        let orientation = markers(jpeg, id: 0xE1).first.map { segment in segment.withUnsafeBytes { ExifOrientation.read($0) } } ?? 1
+        let inverted = !markers(jpeg, id: 0xEE).isEmpty  // Adobe APP14: CMYK stored inverted, as Photoshop writes it
+        let source = info.jpeg_color_space
+        let output: J_COLOR_SPACE
+        switch source {
+        case JCS_GRAYSCALE: output = JCS_GRAYSCALE
+        case JCS_CMYK, JCS_YCCK: output = JCS_CMYK
+        default: output = JCS_RGB
+        }
+        let (imageWidth, imageHeight) = (Int(info.image_width), Int(info.image_height))
+        let target = maxDimension.map { limit in
+            let (shownWidth, shownHeight) = orientation >= 5 ? (imageHeight, imageWidth) : (imageWidth, imageHeight)
+            return ImageResampler.fitting(width: shownWidth, height: shownHeight, maxDimension: limit)
+        }
+        let eighths = JPEGDecoder.eighths(width: imageWidth, height: imageHeight, orientation: orientation, fitting: target)
+        try jpeg.check(coverd_jpeg_start(jpeg.state, UInt32(eighths), 8, output))
+        let started = jpeg.state.pointee.info
+        let width = Int(started.output_width), height = Int(started.output_height), components = Int(started.output_components)
+        var pixels = [UInt8](repeating: 0, count: width * height * components)
+        let code = pixels.withUnsafeMutableBufferPointer { coverd_jpeg_read_all(jpeg.state, $0.baseAddress, width * components) }
+        try jpeg.check(code)
+        var image: PixelImage
+        if output == JCS_CMYK {
+            image = PixelImage(width: width, height: height, channels: 3, pixels: JPEGDecoder.rgb(fromCMYK: pixels, inverted: inverted))
+        } else {
+            image = PixelImage(width: width, height: height, channels: components, pixels: pixels)
+        }
+        return image.oriented(orientation)
+    }
+
+    /// The scale, in eighths (1–8), that decodes to at least twice the target (as displayed, after orientation).
+    static func eighths(width: Int, height: Int, orientation: Int, fitting target: (width: Int, height: Int)?) -> Int {
+        guard let target else { return 8 }
+        let (shownWidth, shownHeight) = orientation >= 5 ? (height, width) : (width, height)
+        for eighths in 1...8 where (shownWidth * eighths + 7) / 8 >= 2 * target.width && (shownHeight * eighths + 7) / 8 >= 2 * target.height {
+            return eighths
+        }
+        return 8
+    }
+
+    /// CMYK to RGB without a colour profile, as browsers and ImageMagick do.
+    static func rgb(fromCMYK cmyk: [UInt8], inverted: Bool) -> [UInt8] {
+        let count = cmyk.count / 4
+        var rgb = [UInt8](repeating: 0, count: count * 3)
+        for index in 0..<count {
+            var c = Int(cmyk[index * 4]), m = Int(cmyk[index * 4 + 1]), y = Int(cmyk[index * 4 + 2]), k = Int(cmyk[index * 4 + 3])
+            if !inverted { (c, m, y, k) = (255 - c, 255 - m, 255 - y, 255 - k) }
+            // Inverted values are (1 - ink): each channel is (1 - ink) × (1 - black).
+            rgb[index * 3] = UInt8((c * k + 127) / 255)
+            rgb[index * 3 + 1] = UInt8((m * k + 127) / 255)
+            rgb[index * 3 + 2] = UInt8((y * k + 127) / 255)
+        }
+        return rgb
+    }
+
+    /// The saved APPn segments with marker `id`, in file order.
+    private func markers(_ jpeg: JPEGHandle, id: Int) -> [[UInt8]] {
+        var found: [[UInt8]] = []
+        var marker = jpeg.state.pointee.info.marker_list
+        while let current = marker {
+            if Int(current.pointee.marker) == id, let data = current.pointee.data {
+                found.append(Array(UnsafeBufferPointer(start: data, count: Int(current.pointee.data_length))))
+            }
+            marker = current.pointee.next
+        }
+        return found
+    }
+}
+
+/// Owns one libjpeg decompressor (and its error state); destroyed in `deinit`.
+private final class JPEGHandle {
+    let state: UnsafeMutablePointer<coverd_jpeg>
+
+    init?() {
+        guard let state = coverd_jpeg_create() else { return nil }
+        self.state = state
+    }
+
+    deinit { coverd_jpeg_destroy(state) }
+
+    /// Turns a shim's -1 into libjpeg's own message.
+    func check(_ code: Int32) throws(CoverImageError) {
+        guard code != 0 else { return }
+        let message = withUnsafeBytes(of: state.pointee.message) { raw in
+            String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        throw .decodeFailed(.jpeg, message.isEmpty ? "libjpeg failed" : message)
+    }
+}
