@@ -86,8 +86,7 @@ def check_converted(cache, names, corpus_dir):
 
 
 def run_tools(corpus_dir, names, out):
-    """djpeg | pnmtopng over every file, one pipeline per core at a time; wall-clock seconds."""
-    os.makedirs(out)
+    """djpeg | pnmtopng over every file, one pipeline per core at a time, into `out` (made by the caller); wall-clock seconds."""
     listing = "\n".join(names) + "\n"
     started = time.monotonic()
     subprocess.run(["xargs", "-P", str(os.cpu_count() or 1), "-I{}", "sh", "-c", f"djpeg '{{}}' | pnmtopng -quiet > '{out}/{{}}.png'"],

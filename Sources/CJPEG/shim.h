@@ -68,13 +68,12 @@ static inline void coverd_jpeg_destroy(coverd_jpeg *self) {
 }
 
 // Reads the header from memory (kept by the caller until destroy), saving
-// APP1 (EXIF orientation) and APP14 (Adobe colour transform). 0, or -1 with message.
+// APP1 (for the EXIF orientation). 0, or -1 with message.
 static inline int coverd_jpeg_read_header(coverd_jpeg *self, const unsigned char *data, unsigned long size, long max_memory) {
     if (setjmp(self->jump)) return -1;
     self->info.mem->max_memory_to_use = max_memory;
     jpeg_mem_src(&self->info, data, size);
     jpeg_save_markers(&self->info, JPEG_APP0 + 1, 0xFFFF);
-    jpeg_save_markers(&self->info, JPEG_APP0 + 14, 0xFFFF);
     jpeg_read_header(&self->info, TRUE);
     return 0;
 }

@@ -54,11 +54,17 @@ static inline int coverd_png_encode(
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, out, coverd_png_error, coverd_png_warning);
     if (png == NULL) { strcpy(out->message, "cannot create a PNG writer"); return -1; }
     png_infop info = png_create_info_struct(png);
-    png_textp text = NULL;
-    if (info == NULL || setjmp(png_jmpbuf(png))) {
+    if (info == NULL) {
+        png_destroy_write_struct(&png, NULL);
+        strcpy(out->message, "cannot create a PNG writer");
+        return -1;
+    }
+    // volatile: assigned after setjmp and read after a longjmp back to it.
+    png_textp volatile text = NULL;
+    if (setjmp(png_jmpbuf(png))) {
         png_destroy_write_struct(&png, &info);
         free(text);
-        if (out->message[0] == 0) strcpy(out->message, "cannot create a PNG writer");
+        if (out->message[0] == 0) strcpy(out->message, "libpng failed");
         return -1;
     }
     png_set_write_fn(png, out, coverd_png_write, coverd_png_flush);

@@ -64,6 +64,28 @@ struct ImageConversionTests {
         #expect(difference <= 1.0, "orientation \(orientation): mean difference \(difference)")
     }
 
+    @Test("Given EXIF written little-endian, or after an XMP segment, when converted, then the orientation still applies",
+          arguments: [(true, false), (false, true)])
+    func orientationVariants(littleEndian: Bool, xmpFirst: Bool) throws {
+        let tools = ImageTools()
+        let plain = try tools.run("cjpeg -quality 95 in.ppm > plain.jpg",
+                                  input: ("in.ppm", Raster.pattern(width: 48, height: 32, channels: 3).pam), output: "plain.jpg")
+        let reference = try Raster(netpbm: tools.run("djpeg -pnm plain.jpg | pamflip -ccw > ref.ppm", output: "ref.ppm"))
+        let (_, decoded) = try convert(ImageSurgery.jpeg(plain, orientation: 8, littleEndian: littleEndian, xmpFirst: xmpFirst), tools)
+        #expect(decoded.meanDifference(from: reference) <= 1.0)
+    }
+
+    @Test("Given a progressive 4:4:4 JPEG and a small max_pixels it fits, when converted, then libjpeg's memory cap does not refuse it")
+    func progressiveWithinSmallLimits() throws {
+        let tools = ImageTools()
+        let jpeg = try tools.run("cjpeg -progressive -sample 1x1 in.ppm > p.jpg",
+                                 input: ("in.ppm", Raster.pattern(width: 1000, height: 1000, channels: 3).pam), output: "p.jpg")
+        var limits = ImageLimits()
+        limits.maxPixels = 1_000_000
+        let cover = try CoverImagePipeline(limits: limits).prepare(jpeg)
+        #expect(cover.info.width == 1000 && cover.info.height == 1000)
+    }
+
     @Test("Given lossless WebP with alpha from cwebp, when converted, then the PNG is RGBA and exactly dwebp's decode")
     func losslessWebP() throws {
         let tools = ImageTools()
@@ -132,15 +154,15 @@ struct ImageConversionTests {
     }
 
     @Test("Given max_dimension, when a larger JPEG, PNG or WebP is converted, then it is scaled to fit, aspect kept, close to pamscale's Lanczos",
-          arguments: ["jpeg", "png", "webp-alpha"])
+          arguments: ["jpeg", "png", "gray-png", "webp-alpha"])
     func maxDimension(format: String) throws {
         let tools = ImageTools()
-        let channels = format == "webp-alpha" ? 4 : 3
+        let channels = format == "webp-alpha" ? 4 : format == "gray-png" ? 1 : 3
         let source = Raster.pattern(width: 400, height: 300, channels: channels)
         let body: [UInt8]
         switch format {
         case "jpeg": body = try tools.run("cjpeg -quality 95 in.ppm > out.jpg", input: ("in.ppm", source.pam), output: "out.jpg")
-        case "png": body = try tools.run("pnmtopng in.ppm > out.png", input: ("in.ppm", source.pam), output: "out.png")
+        case "png", "gray-png": body = try tools.run("pnmtopng in.pnm > out.png", input: ("in.pnm", source.pam), output: "out.png")
         default: body = try tools.run("cwebp -quiet -lossless -exact in.pam -o out.webp", input: ("in.pam", source.pam), output: "out.webp")
         }
         let (cover, decoded) = try convert(body, tools, output: ImageOutput(maxDimension: 100))

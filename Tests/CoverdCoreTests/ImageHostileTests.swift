@@ -119,7 +119,7 @@ struct ImageHostileTests {
         #expect(failure(bmp)?.description == "unsupported image format: bmp")
         #expect(failure(tiff)?.description == "unsupported image format: tiff")
         #expect(failure(svg)?.description == "unsupported image format: svg")
-        #expect(failure(Array("<!doctype html><p>gone</p>".utf8))?.description == "not an image (HTML)")
+        #expect(failure(Array("<!doctype html><p>gone</p>".utf8))?.description == "unsupported image format: html (not an image)")
     }
 
     @Test("Given a JPEG to be scaled down, when its DCT scale is chosen, then it is the smallest eighth at least twice the target")

@@ -74,7 +74,7 @@ struct PNGValidatorTests {
         #expect(throws: CoverImageError.decodeFailed(.jpeg, "Premature end of JPEG file")) { try pipeline.prepare([0xFF, 0xD8, 0xFF, 0xE0]) }
         #expect(throws: CoverImageError.notAnImage(.html)) { try pipeline.prepare(Array("<html></html>".utf8)) }
         #expect(CoverImageError.unsupportedFormat(.bmp).description == "unsupported image format: bmp")
-        #expect(CoverImageError.notAnImage(.html).description == "not an image (HTML)")
+        #expect(CoverImageError.notAnImage(.html).description == "unsupported image format: html (not an image)")
     }
 
     @Test("Given known inputs, when checksummed, then CRC-32 matches the standard check value")

@@ -205,7 +205,7 @@ struct SyncPlannerTests {
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
         let effects = planner.prepared(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), now: now, files: files)
         #expect(effects.rows.first?.state == .failed)
-        #expect(effects.rows.first?.error == "not an image (HTML)")
+        #expect(effects.rows.first?.error == "unsupported image format: html (not an image)")
     }
 
     @Test("Given a full disk, when prepared, then the album stays pending and is retried within the storage limit")

@@ -32,7 +32,7 @@ struct FaultMatrixTests {
         FaultCase(name: "no response at all", path: "fault/silent", expected: .pending("Operation too slow")),
         FaultCase(name: "one byte per second", path: "fault/slow/1/ok5.png", expected: .pending("Operation too slow")),
         FaultCase(name: "body cut short of Content-Length", path: "fault/short/ok6.png", expected: .pending("transfer closed with")),
-        FaultCase(name: "200 with an HTML page", path: "fault/html", expected: .failed("not an image (HTML)")),
+        FaultCase(name: "200 with an HTML page", path: "fault/html", expected: .failed("unsupported image format: html (not an image)")),
         FaultCase(name: "PNG with a broken CRC", path: "crc.png", expected: .failed("bad CRC in IDAT chunk")),
         FaultCase(name: "IHDR claiming 100000×100000", path: "bomb.png", expected: .failed("image is too large (100000×100000")),
         FaultCase(name: "far over the size cap, with Content-Length", path: "fault/huge?bytes=50000000&length=1",

@@ -41,6 +41,8 @@ struct ImageFormatsEndToEndTests {
         Cover(title: "GIF", file: "f.gif", make: "pamtogif palette.pam > f.gif",
               expected: .converted(reference: "giftopnm f.gif > ref.pnm", tolerance: 0, format: "gif")),
         Cover(title: "PNG", file: "g.png", make: "pnmtopng in.ppm > g.png", expected: .storedAsServed),
+        Cover(title: "HTML page", file: "p.html", make: "printf '<!doctype html><title>moved</title>' > p.html",
+              expected: .failed("unsupported image format: html")),
         Cover(title: "BMP", file: "h.bmp", make: "ppmtobmp in.ppm > h.bmp", expected: .failed("unsupported image format: bmp")),
         Cover(title: "TIFF", file: "i.tif", make: "pamtotiff in.ppm > i.tif", expected: .failed("unsupported image format: tiff")),
         Cover(title: "Truncated JPEG", file: "j.jpg", make: "cjpeg in.ppm > j.jpg", expected: .failed("cannot decode jpeg: "),
@@ -133,5 +135,27 @@ struct ImageFormatsEndToEndTests {
         let smallEntry = try #require(snapshot.entries.first { $0.title == "small.png" })
         #expect(readBytes(world.coverPath(smallEntry.id)) == smallPNG)
         #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given large JPEGs being converted, when SIGTERM arrives, then coverd exits 0 leaving no temporary file and only whole covers")
+    func stopDuringConversion() throws {
+        let world = try World()
+        let tools = ImageTools()
+        try Data(Raster.pattern(width: 4000, height: 3000, channels: 3).pam).write(to: URL(fileURLWithPath: tools.directory + "/in.ppm"))
+        for index in 0..<3 {
+            try world.server.serve(tools.run("cjpeg -quality \(80 + index) in.ppm > big\(index).jpg", output: "big\(index).jpg"), at: "big\(index).jpg")
+        }
+        try world.record("big.json", "[" + (0..<3).map { world.album("Big \($0)", world.server.url("big\($0).jpg")) }.joined(separator: ",") + "]")
+        let daemon = try world.startDaemon()
+        // Every body has arrived: the conversions (a second or more each) are under way.
+        try waitUntil("the three downloads", timeout: 30) { (try? world.server.requests().times.count) == 3 }
+        #expect(try daemon.stop() == 0)
+        #expect(world.strayFiles().isEmpty)
+        let snapshot = try status(cache: world.cache)
+        for entry in snapshot.entries {
+            let exists = FileManager.default.fileExists(atPath: world.coverPath(entry.id))
+            #expect(exists == (entry.state == "cached"), "\(entry.title): \(entry.state), file \(exists)")
+            if exists { _ = try tools.decodePNG(readBytes(world.coverPath(entry.id)) ?? []) }
+        }
     }
 }

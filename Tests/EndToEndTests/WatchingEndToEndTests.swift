@@ -219,7 +219,7 @@ struct FetchingEndToEndTests {
         let daemon = try world.startDaemon()
         let snapshot = try daemon.waitForStatus("four failed") { $0.failed == 4 }
         func error(_ title: String) -> String? { snapshot.entries.first { $0.title == title }?.error }
-        #expect(error("HTML") == "not an image (HTML)")
+        #expect(error("HTML") == "unsupported image format: html (not an image)")
         #expect(error("BMP") == "unsupported image format: bmp")
         #expect(error("CRC")?.contains("bad CRC in IDAT") == true)
         #expect(error("Bomb")?.contains("too large (100000×100000") == true)

@@ -120,6 +120,7 @@ public struct Raster: Equatable, Sendable {
     }
 }
 
+/// A tool that failed or wrote something the tests cannot read.
 public struct ImageToolError: Error, CustomStringConvertible {
     public var message: String
     public var description: String { message }
@@ -195,13 +196,19 @@ public enum PNGChunks {
 
 /// Byte surgery on files the tools made: the hostile variants no tool would write.
 public enum ImageSurgery {
-    /// A JPEG with an Exif APP1 segment carrying `orientation`, right after SOI.
-    public static func jpeg(_ jpeg: [UInt8], orientation: Int) -> [UInt8] {
-        // TIFF, big-endian: header, one IFD with one entry (0x0112, SHORT, 1, value), no next IFD.
-        let tiff: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0]
-        let payload = Array("Exif".utf8) + [0, 0] + tiff
-        let length = payload.count + 2
-        return [0xFF, 0xD8, 0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload + jpeg.dropFirst(2)
+    /// A JPEG with an Exif APP1 segment carrying `orientation`, right after SOI
+    /// (after an XMP APP1 segment when `xmpFirst`, as some editors write them).
+    public static func jpeg(_ jpeg: [UInt8], orientation: Int, littleEndian: Bool = false, xmpFirst: Bool = false) -> [UInt8] {
+        // TIFF: header, one IFD with one entry (0x0112, SHORT, 1, value), no next IFD.
+        let tiff: [UInt8] = littleEndian
+            ? [0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, 0x12, 0x01, 3, 0, 1, 0, 0, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0, 0]
+            : [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, UInt8(orientation), 0, 0, 0, 0, 0, 0]
+        func app1(_ payload: [UInt8]) -> [UInt8] {
+            let length = payload.count + 2
+            return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + payload
+        }
+        let xmp = xmpFirst ? app1(Array("http://ns.adobe.com/xap/1.0/\u{0}<x:xmpmeta/>".utf8)) : []
+        return [0xFF, 0xD8] + xmp + app1(Array("Exif".utf8) + [0, 0] + tiff) + jpeg.dropFirst(2)
     }
 
     /// The JPEG's frame header (SOFn) patched to claim `width`×`height`.

@@ -50,10 +50,10 @@ enum ConfigSchema {
         case "retry.max_delay": config.retry.maxDelay = try seconds(value, in: 1...86_400)
         case "retry.failed_interval": config.retry.failedInterval = try seconds(value, in: 1...(365 * 86_400))
         case "retry.storage_max_delay": config.retry.storageMaxDelay = try seconds(value, in: 0.1...86_400)
-        case "images.max_side": config.images.maxSide = try integer(value, in: 1...1_000_000)
+        case "images.max_side": config.images.maxSide = try integer(value, in: 1...32767)
         case "images.max_pixels": config.images.maxPixels = try integer(value, in: 1...1_000_000_000)
         case "images.max_dimension":
-            let limit = try integer(value, in: 0...1_000_000)
+            let limit = try integer(value, in: 0...32767)
             config.imageOutput.maxDimension = limit == 0 ? nil : limit
         case "images.png_compression": config.imageOutput.compressionLevel = try integer(value, in: 0...9)
         case "limits.max_record_bytes": config.records.maxFileBytes = try integer(value, in: 1024...(1 << 30))

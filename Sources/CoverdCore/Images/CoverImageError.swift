@@ -9,20 +9,24 @@ public enum CoverImageError: Error, Sendable, Equatable, CustomStringConvertible
     /// Refused from the header, before any pixel was allocated.
     case tooLarge(width: Int, height: Int, reason: String)
     case encodeFailed(String)
+    /// pixman could not scale the pixels down (`images.max_dimension`).
+    case scaleFailed(String)
 
     public var description: String {
         switch self {
         case .notAnImage(let kind):
             switch kind {
             case .empty: return "not an image (empty body)"
-            case .html: return "not an image (HTML)"
-            default: return "not an image"
+            // Named both ways: a web page is a body of an unsupported kind, and not an image at all.
+            case .html: return "unsupported image format: html (not an image)"
+            default: return "unsupported image format: \(kind.rawValue) (not an image)"
             }
         case .unsupportedFormat(let kind): return "unsupported image format: \(kind.rawValue)"
         case .invalidPNG(let error): return error.description
         case .decodeFailed(let kind, let reason): return "cannot decode \(kind.rawValue): \(reason)"
         case .tooLarge(let width, let height, let reason): return "image is too large (\(width)×\(height); \(reason))"
         case .encodeFailed(let reason): return "cannot encode the PNG: \(reason)"
+        case .scaleFailed(let reason): return "cannot scale the image down: \(reason)"
         }
     }
 }

@@ -41,11 +41,15 @@ public struct CoverImagePipeline: Sendable {
     }
 
     /// True when `body` will be decoded rather than only validated: the caller
-    /// runs such work where a slow decode cannot hold up plain PNGs.
+    /// runs such work where a slow decode cannot hold up plain PNGs. For a PNG,
+    /// only when its header says it is larger than `maxDimension`.
     public func decodes(_ body: [UInt8]) -> Bool {
         switch ImageKind(sniffing: body) {
         case .jpeg, .webp, .gif: return true
-        case .png: return output.maxDimension != nil
+        case .png:
+            guard let maxDimension = output.maxDimension, body.count >= 24 else { return false }
+            let width = body[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = body[20..<24].reduce(0) { $0 << 8 | Int($1) }
+            return width > maxDimension || height > maxDimension
         default: return false
         }
     }
@@ -53,7 +57,7 @@ public struct CoverImagePipeline: Sendable {
     /// `sourceURL` is recorded in a converted cover's `tEXt` chunk.
     public func prepare(_ body: [UInt8], sourceURL: String? = nil) throws(CoverImageError) -> PreparedCover {
         let kind = ImageKind(sniffing: body)
-        let image: PixelImage
+        let decoded: DecodedImage
         switch kind {
         case .png:
             let info: PNGInfo
@@ -65,27 +69,30 @@ public struct CoverImagePipeline: Sendable {
             guard let maxDimension = output.maxDimension, info.width > maxDimension || info.height > maxDimension else {
                 return PreparedCover(png: body, info: info, sourceKind: .png)
             }
-            image = try PNGDecoder().decode(body)
+            decoded = DecodedImage(image: try PNGDecoder().decode(body))
         case .jpeg:
-            image = try JPEGDecoder(limits: limits).decode(body, maxDimension: output.maxDimension)
+            decoded = try JPEGDecoder(limits: limits).decode(body, maxDimension: output.maxDimension)
         case .webp:
-            image = try WebPDecoder(limits: limits).decode(body)
+            decoded = DecodedImage(image: try WebPDecoder(limits: limits).decode(body))
         case .gif:
-            image = try GIFDecoder(limits: limits).decode(body)
+            decoded = DecodedImage(image: try GIFDecoder(limits: limits).decode(body))
         case _ where kind.isImage:
             throw .unsupportedFormat(kind)
         default:
             throw .notAnImage(kind)
         }
-        return try encode(image, from: kind, sourceURL: sourceURL)
+        return try encode(decoded, from: kind, sourceURL: sourceURL)
     }
 
-    private func encode(_ decoded: PixelImage, from kind: ImageKind, sourceURL: String?) throws(CoverImageError) -> PreparedCover {
-        var image = decoded
+    /// Scales (in stored orientation, on as few pixels as possible), orients, and encodes.
+    private func encode(_ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?) throws(CoverImageError) -> PreparedCover {
+        var image = decoded.image
         if let maxDimension = output.maxDimension {
-            let size = ImageResampler.fitting(width: image.width, height: image.height, maxDimension: maxDimension)
-            image = try ImageResampler().scale(image, toWidth: size.width, height: size.height)
+            let shown = ImageResampler.fitting(width: decoded.shownWidth, height: decoded.shownHeight, maxDimension: maxDimension)
+            let stored = decoded.orientation >= 5 ? (shown.height, shown.width) : (shown.width, shown.height)
+            image = try ImageResampler().scale(image, toWidth: stored.0, height: stored.1)
         }
+        image = image.oriented(decoded.orientation)
         if image.channels == 4, image.isOpaque { image = image.droppingAlpha() }
         var text: [(key: String, value: String)] = []
         if let sourceURL { text.append((CoverImagePipeline.sourceURLKeyword, sourceURL)) }

@@ -11,9 +11,10 @@ struct GIFDecoder {
         let source = GIFSource(body)
         var error: Int32 = 0
         let context = Unmanaged.passUnretained(source).toOpaque()
-        guard let gif = DGifOpen(context, gifRead, &error) else { throw .decodeFailed(.gif, GIFDecoder.reason(error)) }
-        defer { DGifCloseFile(gif, &error) }
-        return try withExtendedLifetime(source) { () throws(CoverImageError) -> PixelImage in try firstFrame(gif) }
+        guard let file = DGifOpen(context, gifRead, &error) else { throw .decodeFailed(.gif, GIFDecoder.reason(error)) }
+        let handle = GIFHandle(file)
+        // giflib calls back into `source` until the handle is closed.
+        return try withExtendedLifetime((source, handle)) { () throws(CoverImageError) -> PixelImage in try firstFrame(handle.file) }
     }
 
     private func firstFrame(_ gif: UnsafeMutablePointer<GifFileType>) throws(CoverImageError) -> PixelImage {
@@ -32,7 +33,8 @@ struct GIFDecoder {
                 var block: UnsafeMutablePointer<GifByteType>?
                 guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure(gif) }
                 // Graphic control: bytes [length, flags, delay, delay, index]; bit 0 of flags marks a transparent index.
-                if code == GRAPHICS_EXT_FUNC_CODE, let block, block[0] >= 4, block[1] & 1 == 1 { transparent = Int(block[4]) }
+                // The last one before the frame applies.
+                if code == GRAPHICS_EXT_FUNC_CODE, let block, block[0] >= 4 { transparent = block[1] & 1 == 1 ? Int(block[4]) : nil }
                 while block != nil {
                     guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure(gif) }
                 }
@@ -92,6 +94,18 @@ struct GIFDecoder {
         let message = GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
         // giflib reads through gifRead, which only comes up short at the end of the bytes.
         return code == D_GIF_ERR_READ_FAILED ? "truncated (\(message))" : message
+    }
+}
+
+/// Owns one giflib decoder; closed in `deinit`.
+private final class GIFHandle {
+    let file: UnsafeMutablePointer<GifFileType>
+
+    init(_ file: UnsafeMutablePointer<GifFileType>) { self.file = file }
+
+    deinit {
+        var error: Int32 = 0
+        DGifCloseFile(file, &error)
     }
 }
 

@@ -3,8 +3,9 @@ import CPixman
 import Glibc
 #endif
 
-/// Scales pixels down with pixman's separable convolution: a box
-/// reconstruction sampled through a Lanczos-3 window, which averages every
+/// Scales pixels down with pixman's separable convolution (after a box
+/// pre-reduction when the factor is large): a box reconstruction sampled
+/// through a Lanczos-3 window, which averages every
 /// source pixel that falls under a destination pixel (no aliasing when
 /// shrinking a lot) and keeps edges sharp. Edges repeat outwards (PAD) so the
 /// border is not darkened. Alpha is premultiplied while filtering so that
@@ -22,26 +23,42 @@ struct ImageResampler {
     func scale(_ image: PixelImage, toWidth width: Int, height: Int) throws(CoverImageError) -> PixelImage {
         guard width != image.width || height != image.height else { return image }
         let format = image.channels == 1 ? PIXMAN_a8 : PIXMAN_a8r8g8b8
-        guard let source = PixmanSurface(format: format, width: image.width, height: image.height),
-            let target = PixmanSurface(format: format, width: width, height: height)
-        else { throw .encodeFailed("pixman cannot allocate \(width)×\(height)") }
-        source.load(image)
-        let scaleX = Double(image.width) / Double(width), scaleY = Double(image.height) / Double(height)
+        guard var current = PixmanSurface(format: format, width: image.width, height: image.height) else {
+            throw .scaleFailed("cannot allocate \(image.width)×\(image.height)")
+        }
+        current.load(image)
+        // The Lanczos pass reads about (6 × scale)² source pixels per output pixel; a box
+        // reduction by a whole factor first brings a large reduction within 2–3× of the
+        // target, so a 50-megapixel cover costs a few passes over its pixels, not thousands.
+        let factor = min(image.width / width, image.height / height) / 2
+        if factor >= 2 {
+            current = try pass(current, toWidth: (image.width + factor - 1) / factor, height: (image.height + factor - 1) / factor,
+                               sample: PIXMAN_KERNEL_BOX)
+        }
+        return try pass(current, toWidth: width, height: height, sample: PIXMAN_KERNEL_LANCZOS3).unload(channels: image.channels)
+    }
+
+    /// One pixman composite of `source` scaled onto a new surface, premultiplied throughout.
+    private func pass(_ source: PixmanSurface, toWidth width: Int, height: Int, sample: pixman_kernel_t) throws(CoverImageError) -> PixmanSurface {
+        guard let target = PixmanSurface(format: source.format, width: width, height: height) else {
+            throw .scaleFailed("cannot allocate \(width)×\(height)")
+        }
+        let scaleX = Double(source.width) / Double(width), scaleY = Double(source.height) / Double(height)
         var transform = pixman_transform()
         pixman_transform_init_scale(&transform, coverd_pixman_fixed(scaleX), coverd_pixman_fixed(scaleY))
-        guard pixman_image_set_transform(source.image, &transform) != 0 else { throw .encodeFailed("pixman refused the transform") }
+        guard pixman_image_set_transform(source.image, &transform) != 0 else { throw .scaleFailed("pixman refused the transform") }
         pixman_image_set_repeat(source.image, PIXMAN_REPEAT_PAD)
         var count: Int32 = 0
         guard let parameters = pixman_filter_create_separable_convolution(
             &count, coverd_pixman_fixed(scaleX), coverd_pixman_fixed(scaleY),
-            PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_LANCZOS3, PIXMAN_KERNEL_LANCZOS3, 4, 4)
-        else { throw .encodeFailed("pixman cannot build the filter") }
-        defer { free(parameters) }
+            PIXMAN_KERNEL_BOX, PIXMAN_KERNEL_BOX, sample, sample, 4, 4)
+        else { throw .scaleFailed("pixman cannot build the filter") }
+        defer { free(parameters) }  // pixman_image_set_filter copies them
         guard pixman_image_set_filter(source.image, PIXMAN_FILTER_SEPARABLE_CONVOLUTION, parameters, count) != 0 else {
-            throw .encodeFailed("pixman refused the filter")
+            throw .scaleFailed("pixman refused the filter")
         }
         pixman_image_composite32(PIXMAN_OP_SRC, source.image, nil, target.image, 0, 0, 0, 0, 0, 0, Int32(width), Int32(height))
-        return target.unload(channels: image.channels)
+        return target
     }
 }
 
@@ -52,8 +69,10 @@ private final class PixmanSurface {
     let bits: UnsafeMutableRawPointer
     let width: Int, height: Int, stride: Int
     let bytesPerPixel: Int
+    let format: pixman_format_code_t
 
     init?(format: pixman_format_code_t, width: Int, height: Int) {
+        self.format = format
         bytesPerPixel = format == PIXMAN_a8 ? 1 : 4
         stride = (width * bytesPerPixel + 3) & ~3
         self.width = width

@@ -1,9 +1,9 @@
 import CJPEG
 
 /// Decodes a JPEG with libjpeg-turbo: baseline and progressive, gray, YCbCr,
-/// CMYK and YCCK (to RGB), with the EXIF orientation applied. The header is
-/// read first and checked against the limits before any pixel is allocated;
-/// libjpeg's own memory is capped too. When the result will be scaled down,
+/// CMYK and YCCK (to RGB), with the EXIF orientation read for the caller. The
+/// header is read first and checked against the limits before any pixel is
+/// allocated; libjpeg's own memory is capped from the header too. When the result will be scaled down,
 /// libjpeg's DCT scaling decodes at the smallest eighth that is still at least
 /// twice the target: cheap, and it leaves the resampler enough pixels to
 /// filter well (a DCT scale straight to the target is visibly blockier).
@@ -14,25 +14,29 @@ struct JPEGDecoder {
     var maxScans = 200
 
     /// `maxDimension`: the caller will scale the result to fit this per side, so
-    /// libjpeg may decode at a smaller scale as long as it is not below that size.
-    func decode(_ body: [UInt8], maxDimension: Int? = nil) throws(CoverImageError) -> PixelImage {
-        guard let jpeg = JPEGHandle() else { throw .decodeFailed(.jpeg, "cannot start libjpeg") }
-        jpeg.state.pointee.max_scans = Int32(maxScans)
-        return try body.withUnsafeBufferPointer { bytes throws(CoverImageError) -> PixelImage in
-            try decode(bytes, with: jpeg, maxDimension: maxDimension)
+    /// libjpeg may decode at a smaller scale. The image comes back as stored
+    /// (the caller applies `orientation` after scaling, on fewer pixels).
+    func decode(_ body: [UInt8], maxDimension: Int? = nil) throws(CoverImageError) -> DecodedImage {
+        try body.withUnsafeBufferPointer { bytes throws(CoverImageError) -> DecodedImage in
+            guard let jpeg = JPEGHandle() else { throw .decodeFailed(.jpeg, "cannot start libjpeg") }
+            jpeg.state.pointee.max_scans = Int32(maxScans)
+            return try decode(bytes, with: jpeg, maxDimension: maxDimension)
         }
     }
 
     private func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, with jpeg: JPEGHandle, maxDimension: Int?
-    ) throws(CoverImageError) -> PixelImage {
-        // libjpeg's working memory (progressive coefficients, buffers) beyond the output rows.
-        let workingMemory = min(limits.maxPixels, 64 << 20) * 4
-        try jpeg.check(coverd_jpeg_read_header(jpeg.state, bytes.baseAddress, UInt(bytes.count), workingMemory))
+    ) throws(CoverImageError) -> DecodedImage {
+        // Reading the header needs little: saved APP1 segments and tables.
+        try jpeg.check(coverd_jpeg_read_header(jpeg.state, bytes.baseAddress, UInt(bytes.count), 32 << 20))
         let info = jpeg.state.pointee.info
-        try limits.check(width: Int(info.image_width), height: Int(info.image_height), kind: .jpeg)
-        let orientation = markers(jpeg, id: 0xE1).first.map { segment in segment.withUnsafeBytes { ExifOrientation.read($0) } } ?? 1
-        let inverted = !markers(jpeg, id: 0xEE).isEmpty  // Adobe APP14: CMYK stored inverted, as Photoshop writes it
+        let (imageWidth, imageHeight) = (Int(info.image_width), Int(info.image_height))
+        try limits.check(width: imageWidth, height: imageHeight, kind: .jpeg)
+        // Enough for whole-image coefficient buffers (progressive and multi-scan files:
+        // 2 bytes per coefficient, per component, padded to 16-pixel blocks) and working rows.
+        let components = Int(info.num_components)
+        jpeg.state.pointee.info.mem.pointee.max_memory_to_use = components * 2 * (imageWidth + 16) * (imageHeight + 16) + (32 << 20)
+        let orientation = exifOrientation(jpeg)
         let source = info.jpeg_color_space
         let output: J_COLOR_SPACE
         switch source {
@@ -40,25 +44,38 @@ struct JPEGDecoder {
         case JCS_CMYK, JCS_YCCK: output = JCS_CMYK
         default: output = JCS_RGB
         }
-        let (imageWidth, imageHeight) = (Int(info.image_width), Int(info.image_height))
-        let target = maxDimension.map { limit in
-            let (shownWidth, shownHeight) = orientation >= 5 ? (imageHeight, imageWidth) : (imageWidth, imageHeight)
-            return ImageResampler.fitting(width: shownWidth, height: shownHeight, maxDimension: limit)
-        }
+        let shown = orientation >= 5 ? (imageHeight, imageWidth) : (imageWidth, imageHeight)
+        let target = maxDimension.map { ImageResampler.fitting(width: shown.0, height: shown.1, maxDimension: $0) }
         let eighths = JPEGDecoder.eighths(width: imageWidth, height: imageHeight, orientation: orientation, fitting: target)
         try jpeg.check(coverd_jpeg_start(jpeg.state, UInt32(eighths), 8, output))
         let started = jpeg.state.pointee.info
-        let width = Int(started.output_width), height = Int(started.output_height), components = Int(started.output_components)
-        var pixels = [UInt8](repeating: 0, count: width * height * components)
-        let code = pixels.withUnsafeMutableBufferPointer { coverd_jpeg_read_all(jpeg.state, $0.baseAddress, width * components) }
+        let width = Int(started.output_width), height = Int(started.output_height), channels = Int(started.output_components)
+        var pixels = [UInt8](repeating: 0, count: width * height * channels)
+        let code = pixels.withUnsafeMutableBufferPointer { coverd_jpeg_read_all(jpeg.state, $0.baseAddress, width * channels) }
         try jpeg.check(code)
-        var image: PixelImage
+        let image: PixelImage
         if output == JCS_CMYK {
-            image = PixelImage(width: width, height: height, channels: 3, pixels: JPEGDecoder.rgb(fromCMYK: pixels, inverted: inverted))
+            // Adobe's APP14 marks CMYK stored inverted, as Photoshop writes it.
+            let rgb = JPEGDecoder.rgb(fromCMYK: pixels, inverted: started.saw_Adobe_marker != 0)
+            pixels = []
+            image = PixelImage(width: width, height: height, channels: 3, pixels: rgb)
         } else {
-            image = PixelImage(width: width, height: height, channels: components, pixels: pixels)
+            image = PixelImage(width: width, height: height, channels: channels, pixels: pixels)
         }
-        return image.oriented(orientation)
+        return DecodedImage(image: image, orientation: orientation, shownWidth: shown.0, shownHeight: shown.1)
+    }
+
+    /// The orientation from the first APP1 segment that is Exif (XMP also lives in APP1), read in place.
+    private func exifOrientation(_ jpeg: JPEGHandle) -> Int {
+        var marker = jpeg.state.pointee.info.marker_list
+        while let current = marker {
+            if current.pointee.marker == 0xE1, let data = current.pointee.data {
+                let segment = UnsafeRawBufferPointer(start: data, count: Int(current.pointee.data_length))
+                if segment.starts(with: Array("Exif".utf8) + [0, 0]) { return ExifOrientation.read(segment) }
+            }
+            marker = current.pointee.next
+        }
+        return 1
     }
 
     /// The scale, in eighths (1–8), that decodes to at least twice the target (as displayed, after orientation).
@@ -84,19 +101,6 @@ struct JPEGDecoder {
             rgb[index * 3 + 2] = UInt8((y * k + 127) / 255)
         }
         return rgb
-    }
-
-    /// The saved APPn segments with marker `id`, in file order.
-    private func markers(_ jpeg: JPEGHandle, id: Int) -> [[UInt8]] {
-        var found: [[UInt8]] = []
-        var marker = jpeg.state.pointee.info.marker_list
-        while let current = marker {
-            if Int(current.pointee.marker) == id, let data = current.pointee.data {
-                found.append(Array(UnsafeBufferPointer(start: data, count: Int(current.pointee.data_length))))
-            }
-            marker = current.pointee.next
-        }
-        return found
     }
 }
 

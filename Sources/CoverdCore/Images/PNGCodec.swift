@@ -8,11 +8,18 @@ import Glibc
 /// scaled down. The validator has checked the dimensions against the limits.
 struct PNGDecoder {
     func decode(_ body: [UInt8]) throws(CoverImageError) -> PixelImage {
-        var image = png_image()
-        image.version = COVERD_PNG_IMAGE_VERSION
-        defer { png_image_free(&image) }
-        let begun = body.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
-        guard begun != 0 else { throw .decodeFailed(.png, PNGDecoder.message(image)) }
+        try body.withUnsafeBufferPointer { bytes throws(CoverImageError) -> PixelImage in
+            // libpng reads from the caller's memory until the image is freed: both within this scope.
+            let handle = PNGImageHandle()
+            return try decode(UnsafeRawBufferPointer(bytes), into: handle)
+        }
+    }
+
+    private func decode(_ bytes: UnsafeRawBufferPointer, into handle: PNGImageHandle) throws(CoverImageError) -> PixelImage {
+        guard png_image_begin_read_from_memory(&handle.image, bytes.baseAddress, bytes.count) != 0 else {
+            throw .decodeFailed(.png, PNGDecoder.message(handle.image))
+        }
+        let image = handle.image
         let hasAlpha = image.format & 0x01 != 0, isColor = image.format & 0x02 != 0
         let (format, channels): (UInt32, Int) =
             switch (isColor, hasAlpha) {
@@ -20,17 +27,26 @@ struct PNGDecoder {
             case (false, true), (true, true): (COVERD_PNG_FORMAT_RGBA, 4)  // Gray with alpha goes out as RGBA.
             case (true, false): (COVERD_PNG_FORMAT_RGB, 3)
             }
-        image.format = format
+        handle.image.format = format
         let width = Int(image.width), height = Int(image.height)
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
-        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, Int32(width * channels), nil) }
-        guard finished != 0 else { throw .decodeFailed(.png, PNGDecoder.message(image)) }
+        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&handle.image, nil, $0.baseAddress, Int32(width * channels), nil) }
+        guard finished != 0 else { throw .decodeFailed(.png, PNGDecoder.message(handle.image)) }
         return PixelImage(width: width, height: height, channels: channels, pixels: pixels)
     }
 
     private static func message(_ image: png_image) -> String {
         withUnsafeBytes(of: image.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
     }
+}
+
+/// Owns one libpng simplified-API reader; freed in `deinit`.
+private final class PNGImageHandle {
+    var image = png_image()
+
+    init() { image.version = COVERD_PNG_IMAGE_VERSION }
+
+    deinit { png_image_free(&image) }
 }
 
 /// Encodes pixels as an 8-bit PNG with libpng: gray, RGB or RGBA as the

@@ -21,9 +21,9 @@ public final class CoverCoordinator: Sendable {
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
-    /// so a slow decode never holds up plain PNGs; few of them, because each
-    /// may hold a full-size decoded image (bounded by the image limits).
-    private let decoders: [DispatchQueue]
+    /// so a slow decode never holds up plain PNGs; at most one per core (and
+    /// at most four), because each may hold a full-size decoded image.
+    private let decoders: DecodePool
     private let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progressTimer: Mutex<QueueTimer?> = Mutex(nil)
@@ -56,8 +56,7 @@ public final class CoverCoordinator: Sendable {
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
-        let decoderCount = max(1, min(2, ProcessInfo.processInfo.activeProcessorCount / 2))
-        decoders = (0..<decoderCount).map { DispatchQueue(label: "coverd.decode.\($0)", qos: .utility) }
+        decoders = DecodePool(label: "coverd.decode", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
         state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
     }
 
@@ -122,6 +121,7 @@ public final class CoverCoordinator: Sendable {
     public func finish() {
         queue.sync {}
         for worker in workers { worker.sync {} }
+        decoders.waitUntilIdle()
         flushes.waitUntilIdle()
         queue.sync {}
         directorySync.flush()
@@ -190,7 +190,7 @@ public final class CoverCoordinator: Sendable {
                 fetcher.cancel(id)
             case .prepare(let request):
                 let pipeline = CoverImagePipeline(limits: configuration.images, output: configuration.imageOutput)
-                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline))
+                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
             case .index(let change):
                 changes.append(change)
             case .post(let message):
@@ -203,31 +203,33 @@ public final class CoverCoordinator: Sendable {
     /// Validates a body (or reads a cached copy) and writes one temporary
     /// file per album on a worker queue, then hands the result back.
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
-        let queues: [DispatchQueue]
-        if case .download(let body) = request.source, preparer.pipeline.decodes(body.bytes) {
-            queues = decoders
-        } else {
-            queues = workers
-        }
-        let worker = queues[Int(request.fetchID.rawValue % UInt64(queues.count))]
-        worker.async { [weak self] in
+        let fetchID = request.fetchID, url = request.url
+        let body: [UInt8]?
+        if case .download(let fetched) = request.source { body = fetched.bytes } else { body = nil }
+        let job: @Sendable () -> Void = { [weak self] in
             let written = preparer.prepare(request)
+            // The body is in temporary files now (or refused): the next transfer may start
+            // while these wait for their flush.
+            if body != nil { self?.fetcher.bodyConsumed() }
             guard let self else { return }
             let deliver: @Sendable (Result<PreparedFiles, PrepareFailure>) -> Void = { result in
                 self.queue.async {
-                    self.run { planner, files, now in
-                        planner.prepared(request.fetchID, url: request.url, result: result, now: now, files: files)
-                    }
-                    if case .download = request.source { self.fetcher.bodyConsumed() }
+                    self.run { planner, files, now in planner.prepared(fetchID, url: url, result: result, now: now, files: files) }
                 }
             }
             guard case .success(let prepared) = written else { return deliver(written) }
             // Renamed into place only once the data is on disk.
             self.flushes.afterFlush { error in
-                guard let error else { return deliver(written) }
+                guard let error else { return deliver(.success(prepared)) }
                 prepared.temporaries.values.forEach(preparer.store.discard)
                 deliver(.failure(.storage(error, bytes: prepared.bytes)))
             }
+        }
+        // Conversions, and cached copies that may need scaling, go to the decode pool.
+        if body.map(preparer.pipeline.decodes) ?? (preparer.pipeline.output.maxDimension != nil) {
+            decoders.submit(job)
+        } else {
+            workers[Int(fetchID.rawValue % UInt64(workers.count))].async(execute: job)
         }
     }
 

@@ -1,9 +1,12 @@
-/// The slow half of storing a cover, run on a worker queue: decide what the
-/// bytes are, validate them, and write one flushed temporary file per album.
-/// The rename into place happens later, on the coordinator's queue.
+/// The slow half of storing a cover, run on a worker queue or the decode pool:
+/// decide what the bytes are, validate or convert them, and write one
+/// temporary file per album (fsynced here only when `flushEach`; otherwise
+/// the `FlushBatcher` makes the batch durable). The rename into place happens
+/// later, on the coordinator's queue.
 struct CoverPreparer: Sendable {
     let store: CoverStore
     let pipeline: CoverImagePipeline
+    var flushEach = false
 
     func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
         let png: [UInt8]
@@ -32,8 +35,8 @@ struct CoverPreparer: Sendable {
         var temporaries: [AlbumID: TemporaryCover] = [:]
         for id in request.albums {
             do {
-                // Made durable in a batch (FlushBatcher) before any rename.
-                temporaries[id] = try store.writeTemporary(png, for: id, flush: false)
+                // Made durable before any rename: here, or in a batch by the FlushBatcher.
+                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach)
             } catch {
                 temporaries.values.forEach(store.discard)
                 return .failure(.storage(error, bytes: png.count))

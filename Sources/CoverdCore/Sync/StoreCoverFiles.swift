@@ -13,12 +13,13 @@ struct StoreCoverFiles: CoverFiles, Sendable {
         if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return .valid(stamp) }
         let bytes: [UInt8]
         do {
-            bytes = try store.read(id, limit: maxBytes)
+            // A converted cover may be larger than any download (pixels re-encoded): bounded by the limits instead.
+            bytes = try store.read(id, limit: max(maxBytes, limits.maxPixels * 5 + (1 << 20)))
         } catch {
             return .invalid("cannot read it: \(error)")
         }
         do {
-            _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
+            _ = try PNGValidator(limits: limits, imageData: .whole).validate(bytes)
             return .valid(stamp)
         } catch {
             return .invalid(error.description)
