@@ -123,7 +123,7 @@ def conversion_rows(bench, binary, nginx, corpus_dir, runs):
     count = len(names)
     return [
         (f"JPEG → PNG, {count} covers ({megabytes:.0f} MiB): download + convert + store (median of {runs})",
-         f"{coverd_time:.2f} s", f"djpeg | pnmtopng ×{os.cpu_count()} {tool_time:.2f} s", f"{coverd_time / tool_time:.2f}", ""),
+         f"{coverd_time:.2f} s", f"djpeg \\| pnmtopng ×{os.cpu_count()} {tool_time:.2f} s", f"{coverd_time / tool_time:.2f}", ""),
         ("JPEG → PNG throughput", f"{count / coverd_time:.0f} covers/s", f"{count / tool_time:.0f} covers/s",
          f"{tool_time / coverd_time:.2f}", ""),
     ]

@@ -193,6 +193,27 @@ struct ImageConversionTests {
         #expect((decoded.width, decoded.height) == (80, 60))
     }
 
+    @Test("Given a GIF whose frame is smaller than its screen and offset, when converted, then the frame sits there on a transparent screen")
+    func gifFrameOnScreen() throws {
+        let tools = ImageTools()
+        let source = Raster.palette(width: 40, height: 24)
+        let plain = try tools.run("pamtogif in.ppm > out.gif", input: ("in.ppm", source.pam), output: "out.gif")
+        let placed = ImageSurgery.gif(ImageSurgery.gif(plain, claimingWidth: 50, height: 30), frameLeft: 6, top: 4)
+        let (_, decoded) = try convert(placed, tools)
+        #expect((decoded.width, decoded.height, decoded.channels) == (50, 30, 4))
+        for y in 0..<30 {
+            for x in 0..<50 {
+                let at = (y * 50 + x) * 4
+                let inside = (6..<46).contains(x) && (4..<28).contains(y)
+                #expect(decoded.pixels[at + 3] == (inside ? 255 : 0), "alpha at \(x),\(y)")
+                if inside {
+                    let from = ((y - 4) * 40 + (x - 6)) * 3
+                    #expect(Array(decoded.pixels[at..<(at + 3)]) == Array(source.pixels[from..<(from + 3)]), "colour at \(x),\(y)")
+                }
+            }
+        }
+    }
+
     @Test("Given a converted cover, when written, then it is 8-bit with only IHDR, tEXt (source URL and format), IDAT and IEND")
     func metadata() throws {
         let tools = ImageTools()

@@ -87,6 +87,13 @@ struct ImageHostileTests {
         #expect(text.hasPrefix("image is too large (\(size);"), "\(kind): \(text)")
     }
 
+    @Test("Given a GIF frame claiming 65535×65535 on a small screen, when converted, then the frame is refused as too large")
+    func gifFrameBomb() throws {
+        let gif = try #require(Self.samples(ImageTools())[.gif])
+        let text = failure(ImageSurgery.gif(gif, frameLeft: 0, top: 0, width: 65_535, height: 65_535))?.description ?? "converted"
+        #expect(text.hasPrefix("image is too large (65535×65535;"), "\(text)")
+    }
+
     @Test("Given 10000×10000 within the side limit, when converted, then the 50-megapixel limit refuses it")
     func tooManyPixels() throws {
         let jpeg = try #require(Self.samples(ImageTools())[.jpeg])

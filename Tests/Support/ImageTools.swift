@@ -235,6 +235,24 @@ public enum ImageSurgery {
         return bytes
     }
 
+    /// The GIF's first image descriptor patched to `left`, `top`, `width`×`height` (nil keeps a field).
+    public static func gif(_ gif: [UInt8], frameLeft left: Int, top: Int, width: Int? = nil, height: Int? = nil) -> [UInt8] {
+        var bytes = gif
+        var offset = 13 + (bytes[10] & 0x80 != 0 ? 3 << (Int(bytes[10] & 7) + 1) : 0)
+        while offset < bytes.count, bytes[offset] == 0x21 {  // extensions: introducer, label, sub-blocks
+            offset += 2
+            while offset < bytes.count, bytes[offset] != 0 { offset += Int(bytes[offset]) + 1 }
+            offset += 1
+        }
+        precondition(offset + 9 < bytes.count && bytes[offset] == 0x2C, "no image descriptor")
+        func put(_ value: Int?, at index: Int) {
+            guard let value else { return }
+            bytes[index] = UInt8(value & 0xFF); bytes[index + 1] = UInt8(value >> 8)
+        }
+        put(left, at: offset + 1); put(top, at: offset + 3); put(width, at: offset + 5); put(height, at: offset + 7)
+        return bytes
+    }
+
     /// A simple lossy WebP ("VP8 " chunk first) whose key-frame header claims `width`×`height` (at most 16383 each).
     public static func webp(_ webp: [UInt8], claimingWidth width: Int, height: Int) -> [UInt8] {
         var bytes = webp

@@ -22,8 +22,8 @@ public struct TemporaryCover: Sendable {
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
 ///
 /// A cover is written to a hidden temporary file in the same directory,
-/// flushed with fsync, then renamed over `<id>.png`, and the directory is
-/// synced; a crash at any point leaves either the old file, the new file, or
+/// flushed (its own fsync, or a batched `syncfs`: `FlushBatcher`), then
+/// renamed over `<id>.png`, and the directory is synced; a crash at any point leaves either the old file, the new file, or
 /// a temporary file that `removeLeftovers()` deletes at the next start.
 public struct CoverStore: Sendable {
     public let directory: String
