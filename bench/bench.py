@@ -240,16 +240,26 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def run_nanoseconds(pid):
-    """Time `pid`'s live threads have spent on a CPU, in nanoseconds (schedstat: finer than clock ticks)."""
-    total = 0
+def thread_nanoseconds(pid):
+    """Each live thread's time on a CPU, in nanoseconds (schedstat: finer than clock ticks), by thread id."""
+    times = {}
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
             with open(f"/proc/{pid}/task/{task}/schedstat") as handle:
-                total += int(handle.read().split()[0])
+                times[task] = int(handle.read().split()[0])
         except FileNotFoundError:
             pass  # the thread ended meanwhile
-    return total
+    return times
+
+
+def idle_cpu(pid, seconds):
+    """CPU used by `pid` over `seconds`: per-thread schedstat deltas (a thread that ends during the window
+    contributes nothing rather than a negative), and never below the process-wide clock-tick delta."""
+    before, ticks_before = thread_nanoseconds(pid), cpu_seconds(pid)
+    time.sleep(seconds)
+    after, ticks_after = thread_nanoseconds(pid), cpu_seconds(pid)
+    precise = sum(value - before.get(task, 0) for task, value in after.items()) / 1e9
+    return max(precise, ticks_after - ticks_before)
 
 
 def status_kb(pid, key):
@@ -476,9 +486,7 @@ def latency(binary, nginx, corpus_dir, count=200):
     watcher.close()
     # Idle: nothing to do for 30 s; no watchdog (no WATCHDOG_USEC).
     time.sleep(1)
-    before = run_nanoseconds(daemon.pid)
-    time.sleep(30)
-    idle = (run_nanoseconds(daemon.pid) - before) / 1e9
+    idle = idle_cpu(daemon.pid, 30)
     daemon.stop()
     notify.close()
     samples.sort()

@@ -15,7 +15,7 @@ static const unsigned int COVERD_SYNC_FILE_RANGE_WRITE = 2;
 // The filesystem type (statfs f_type) holding `path`, or -1 when it cannot be read.
 static inline long long coverd_filesystem_type(const char *path) {
     struct statfs info;
-    return statfs(path, &info) == 0 ? (long long)info.f_type : -1;
+    return statfs(path, &info) == 0 ? (long long)(unsigned long)info.f_type : -1;  // magic numbers are unsigned
 }
 
 // mallopt(M_ARENA_MAX, n): the macro is not imported into Swift.

@@ -1,4 +1,4 @@
-import CoverdCore
+@testable import CoverdCore
 import CoverdTestSupport
 import Foundation
 import Synchronization
@@ -19,7 +19,7 @@ struct FlushBatcherTests {
         let batcher = FlushBatcher(directory: directory.path)
         let count = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 200) { _ in
-            batcher.afterFlush { error in
+            batcher.afterFlush(ticket: batcher.beginWrite()) { error in
                 #expect(error == nil)
                 count.withLock { $0 += 1 }
             }
@@ -28,19 +28,44 @@ struct FlushBatcherTests {
         #expect(count.withLock { $0 } == 200)
     }
 
-    @Test("Given a cache directory that vanished, when a flush runs, then every waiting work gets the error instead of success")
-    func failedSyncFailsTheBatch() throws {
-        let directory = TestDirectory()
-        let covers = directory.sub("covers")
-        let batcher = FlushBatcher(directory: covers)
-        try #require(batcher.groupCommits, "the test directory must be on ext4, XFS, btrfs, F2FS or tmpfs")
-        try FileManager.default.removeItem(atPath: covers)
-        let errors = Mutex<[String]>([])
-        for _ in 0..<3 {
-            batcher.afterFlush { error in errors.withLock { $0.append(error?.description ?? "none") } }
-        }
+    @Test("Given a directory on a filesystem that cannot be trusted, when works are submitted, then they run at once without a sync")
+    func untrustedRunsAtOnce() {
+        let batcher = FlushBatcher(directory: "/proc")
+        let ran = Mutex(0)
+        for _ in 0..<3 { batcher.afterFlush(ticket: batcher.beginWrite()) { error in ran.withLock { $0 += error == nil ? 1 : 100 } } }
         batcher.waitUntilIdle()
-        #expect(errors.withLock { $0 }.count == 3)
-        #expect(errors.withLock { $0 }.allSatisfy { $0.contains("open") && $0.contains(covers) }, "\(errors.withLock { $0 })")
+        #expect(ran.withLock { $0 } == 3)
+    }
+
+    @Test("Given a sync that fails, when works wait, then every write begun before the failure fails, even one submitted after it, and later writes succeed")
+    func failedSyncFailsEveryEarlierWrite() throws {
+        let directory = TestDirectory()
+        let calls = Mutex(0)
+        let release = DispatchSemaphore(value: 0)
+        let batcher = FlushBatcher(directory: directory.path) { _ in
+            let call = calls.withLock { $0 += 1; return $0 }
+            if call == 1 { release.wait() }  // the first sync runs until the test lets it go
+            errno = EIO
+            return call == 1 ? -1 : 0
+        }
+        try #require(batcher.groupCommits, "the test directory must be on ext4, XFS, btrfs, F2FS or tmpfs")
+        let results = Mutex<[String: String]>([:])
+        func record(_ name: String) -> @Sendable (SystemError?) -> Void {
+            { error in results.withLock { $0[name] = error.map { "\($0.operation) \($0.code)" } ?? "ok" } }
+        }
+        batcher.afterFlush(ticket: batcher.beginWrite(), record("in the failing batch"))
+        let queuedTicket = batcher.beginWrite()
+        batcher.afterFlush(ticket: queuedTicket, record("queued meanwhile"))
+        let lateTicket = batcher.beginWrite()  // written before the failure, submitted after it
+        release.signal()
+        try waitUntil("the failing batch to be answered") { results.withLock { $0.count } == 2 }
+        batcher.afterFlush(ticket: lateTicket, record("submitted after the failure"))
+        batcher.afterFlush(ticket: batcher.beginWrite(), record("begun after the failure"))
+        batcher.waitUntilIdle()
+        try waitUntil("every work to be answered") { results.withLock { $0.count } == 4 }
+        #expect(results.withLock { $0 } == [
+            "in the failing batch": "syncfs \(EIO)", "queued meanwhile": "syncfs \(EIO)",
+            "submitted after the failure": "syncfs \(EIO)", "begun after the failure": "ok",
+        ])
     }
 }

@@ -145,8 +145,8 @@ public struct ImageTools {
         process.arguments = ["-c", "cd '\(directory)' && \(command) 2>stderr.txt"]
         try process.run()
         process.waitUntilExit()
-        let stderr = (try? String(contentsOfFile: directory + "/stderr.txt", encoding: .utf8)) ?? ""
         guard process.terminationStatus == 0, let bytes = FileManager.default.contents(atPath: directory + "/" + output) else {
+            let stderr = FileManager.default.contents(atPath: directory + "/stderr.txt").map { String(decoding: $0, as: UTF8.self) } ?? ""
             throw ImageToolError(message: "`\(command)` failed (\(process.terminationStatus)): \(stderr)")
         }
         return [UInt8](bytes)

@@ -18,9 +18,12 @@ public final class DirectorySync: Sendable {
     private let path: String
     private let queue = DispatchQueue(label: "coverd.directory-sync")
     private let requested = Atomic<Bool>(false)
+    private let onError: @Sendable (SystemError) -> Void
 
-    public init(path: String) {
+    /// `onError` hears of a directory that cannot be opened or synced (on the sync's queue).
+    public init(path: String, onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
         self.path = path
+        self.onError = onError
     }
 
     /// Schedules a sync unless one is already waiting to start.
@@ -29,8 +32,8 @@ public final class DirectorySync: Sendable {
         queue.async { [self] in
             requested.store(false, ordering: .releasing)
             let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { return }
-            fsync(fd)
+            guard fd >= 0 else { return onError(SystemError("open", path: path)) }
+            if fsync(fd) != 0 { onError(SystemError("fsync", path: path)) }
             close(fd)
         }
     }

@@ -17,32 +17,51 @@ import Musl
 /// also flushes other programs' dirty data on the same filesystem.
 ///
 /// Errors: `syncfs` reports a writeback error once per open file description,
-/// for errors since that description last asked. The batcher keeps one
-/// directory descriptor for its whole life (a fresh one would not see errors
-/// from before it was opened), and when a sync fails, every work already
-/// waiting fails with it: their files were written before the error was seen,
-/// so the failed writeback may have been theirs.
+/// for errors since that description last asked. The batcher opens its
+/// directory descriptor when it is made, before any cover is written (a later
+/// one would not see earlier errors), and keeps it. Writers take a ticket
+/// (`beginWrite`) before writing; when a sync fails, every ticket handed out
+/// so far fails with it, whether its work is in this batch, already queued
+/// for the next, or not yet submitted: its file may have been the one whose
+/// writeback failed.
 ///
 /// Only on filesystems where `syncfs` is known to flush file data as `fsync`
-/// does (`groupCommits`); elsewhere (FUSE, network and FAT filesystems) each
-/// file is fsynced when written and `afterFlush` adds nothing.
+/// does (`groupCommits`); elsewhere (FUSE, network, overlay and FAT
+/// filesystems) each file is fsynced when written and `afterFlush` adds nothing.
 public final class FlushBatcher: Sendable {
     private let directory: String
     private let queue = DispatchQueue(label: "coverd.flush")
-    private let pending = Mutex<(works: [@Sendable (SystemError?) -> Void], running: Bool)>(([], false))
-    /// Used only on `queue`; closed in `deinit`.
-    private let descriptor = Mutex<Int32>(-1)
+    private let state = Mutex(State())
+    /// Open from `init` to `deinit`; -1 when group commits are off.
+    private let descriptor: Int32
     /// True when writers may skip their own fsync and rely on this batcher's `syncfs`.
     public let groupCommits: Bool
+    /// `syncfs`, or a stand-in that fails on demand in tests.
+    private let syncFilesystem: @Sendable (Int32) -> Int32
 
-    public init(directory: String) {
+    private struct State {
+        var works: [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] = []
+        var running = false
+        var tickets: UInt64 = 0
+        /// Tickets up to this one belong to writes a failed sync may have lost.
+        var failedThrough: UInt64 = 0
+        var failure: SystemError?
+    }
+
+    public convenience init(directory: String) {
+        self.init(directory: directory, syncFilesystem: { syncfs($0) })
+    }
+
+    init(directory: String, syncFilesystem: @escaping @Sendable (Int32) -> Int32) {
         self.directory = directory
-        groupCommits = FlushBatcher.syncfsFlushesData(directory)
+        self.syncFilesystem = syncFilesystem
+        let fd = FlushBatcher.syncfsFlushesData(directory) ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
+        descriptor = fd
+        groupCommits = fd >= 0
     }
 
     deinit {
-        let fd = descriptor.withLock { $0 }
-        if fd >= 0 { close(fd) }
+        if descriptor >= 0 { close(descriptor) }
     }
 
     /// ext4, XFS, btrfs, F2FS and tmpfs: `syncfs` writes and waits on every
@@ -52,19 +71,32 @@ public final class FlushBatcher: Sendable {
         return trusted.contains(coverd_filesystem_type(directory))
     }
 
-    /// Calls `work` (on the batcher's queue) once everything written before
-    /// this call is durable, or with the error that prevented it.
-    public func afterFlush(_ work: @escaping @Sendable (SystemError?) -> Void) {
+    /// Call before writing the files a later `afterFlush` waits for.
+    public func beginWrite() -> UInt64 {
+        state.withLock { state in
+            state.tickets += 1
+            return state.tickets
+        }
+    }
+
+    /// Calls `work` (on the batcher's queue) once everything written under
+    /// `ticket` is durable, or with the error that may have lost it.
+    public func afterFlush(ticket: UInt64, _ work: @escaping @Sendable (SystemError?) -> Void) {
         guard groupCommits else {
             queue.async { work(nil) }  // every file was fsynced as it was written
             return
         }
-        let start = pending.withLock { state -> Bool in
-            state.works.append(work)
+        let (start, failure) = state.withLock { state -> (Bool, SystemError?) in
+            if ticket <= state.failedThrough, let failure = state.failure { return (false, failure) }
+            state.works.append((ticket, work))
             defer { state.running = true }
-            return !state.running
+            return (!state.running, nil)
         }
-        if start { queue.async { self.runBatches() } }
+        if let failure {
+            queue.async { work(failure) }
+        } else if start {
+            queue.async { self.runBatches() }
+        }
     }
 
     /// Waits until every work submitted so far has run.
@@ -74,32 +106,25 @@ public final class FlushBatcher: Sendable {
 
     private func runBatches() {
         while true {
-            let batch = pending.withLock { state -> [@Sendable (SystemError?) -> Void] in
+            let batch = state.withLock { state -> [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] in
                 defer { state.works = [] }
                 if state.works.isEmpty { state.running = false }
                 return state.works
             }
             guard !batch.isEmpty else { return }
-            guard let error = sync() else {
-                batch.forEach { $0(nil) }
+            let error: SystemError? = syncFilesystem(descriptor) == 0 ? nil : SystemError("syncfs", path: directory)
+            guard let error else {
+                batch.forEach { $0.work(nil) }
                 continue
             }
-            // Works queued meanwhile wrote their files before this error was seen: they fail too.
-            let written = pending.withLock { state -> [@Sendable (SystemError?) -> Void] in
+            // Every write begun before this error was seen may be the one it lost.
+            let queued = state.withLock { state -> [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] in
+                state.failedThrough = state.tickets
+                state.failure = error
                 defer { state.works = [] }
                 return state.works
             }
-            (batch + written).forEach { $0(error) }
-        }
-    }
-
-    private func sync() -> SystemError? {
-        descriptor.withLock { fd -> SystemError? in
-            if fd < 0 {
-                fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-                guard fd >= 0 else { return SystemError("open", path: directory) }
-            }
-            return syncfs(fd) == 0 ? nil : SystemError("syncfs", path: directory)
+            (batch + queued).forEach { $0.work(error) }
         }
     }
 }

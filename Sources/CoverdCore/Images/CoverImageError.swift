@@ -19,7 +19,7 @@ public enum CoverImageError: Error, Sendable, Equatable, CustomStringConvertible
             case .empty: return "not an image (empty body)"
             // Named both ways: a web page is a body of an unsupported kind, and not an image at all.
             case .html: return "unsupported image format: html (not an image)"
-            default: return "unsupported image format: \(kind.rawValue) (not an image)"
+            default: return "not an image (unrecognised content)"
             }
         case .unsupportedFormat(let kind): return "unsupported image format: \(kind.rawValue)"
         case .invalidPNG(let error): return error.description

@@ -27,15 +27,18 @@ struct JPEGDecoder {
     private func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, with jpeg: JPEGHandle, maxDimension: Int?
     ) throws(CoverImageError) -> DecodedImage {
-        // Reading the header needs little: saved APP1 segments and tables.
-        try jpeg.check(coverd_jpeg_read_header(jpeg.state, bytes.baseAddress, UInt(bytes.count), 32 << 20))
+        // libjpeg checks its cap only when it sizes whole-image buffers (in start), so the
+        // header is read uncapped; saved APP1 segments are bounded by the body's size.
+        try jpeg.check(coverd_jpeg_read_header(jpeg.state, bytes.baseAddress, UInt(bytes.count), Int.max / 2))
         let info = jpeg.state.pointee.info
         let (imageWidth, imageHeight) = (Int(info.image_width), Int(info.image_height))
         try limits.check(width: imageWidth, height: imageHeight, kind: .jpeg)
         // Enough for whole-image coefficient buffers (progressive and multi-scan files:
-        // 2 bytes per coefficient, per component, padded to 16-pixel blocks) and working rows.
+        // 2 bytes per coefficient, per component, padded to 16-pixel blocks), working rows,
+        // and what is already allocated (the saved APP1 segments count against the cap).
         let components = Int(info.num_components)
-        jpeg.state.pointee.info.mem.pointee.max_memory_to_use = components * 2 * (imageWidth + 16) * (imageHeight + 16) + (32 << 20)
+        jpeg.state.pointee.info.mem.pointee.max_memory_to_use =
+            components * 2 * (imageWidth + 16) * (imageHeight + 16) + bytes.count + (32 << 20)
         let orientation = exifOrientation(jpeg)
         let source = info.jpeg_color_space
         let output: J_COLOR_SPACE

@@ -16,10 +16,10 @@ struct PNGDecoder {
     }
 
     private func decode(_ bytes: UnsafeRawBufferPointer, into handle: PNGImageHandle) throws(CoverImageError) -> PixelImage {
-        guard png_image_begin_read_from_memory(&handle.image, bytes.baseAddress, bytes.count) != 0 else {
-            throw .decodeFailed(.png, PNGDecoder.message(handle.image))
+        guard png_image_begin_read_from_memory(handle.image, bytes.baseAddress, bytes.count) != 0 else {
+            throw .decodeFailed(.png, PNGDecoder.message(handle.image.pointee))
         }
-        let image = handle.image
+        let image = handle.image.pointee
         let hasAlpha = image.format & 0x01 != 0, isColor = image.format & 0x02 != 0
         let (format, channels): (UInt32, Int) =
             switch (isColor, hasAlpha) {
@@ -27,11 +27,11 @@ struct PNGDecoder {
             case (false, true), (true, true): (COVERD_PNG_FORMAT_RGBA, 4)  // Gray with alpha goes out as RGBA.
             case (true, false): (COVERD_PNG_FORMAT_RGB, 3)
             }
-        handle.image.format = format
+        handle.image.pointee.format = format
         let width = Int(image.width), height = Int(image.height)
         var pixels = [UInt8](repeating: 0, count: width * height * channels)
-        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&handle.image, nil, $0.baseAddress, Int32(width * channels), nil) }
-        guard finished != 0 else { throw .decodeFailed(.png, PNGDecoder.message(handle.image)) }
+        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(handle.image, nil, $0.baseAddress, Int32(width * channels), nil) }
+        guard finished != 0 else { throw .decodeFailed(.png, PNGDecoder.message(handle.image.pointee)) }
         return PixelImage(width: width, height: height, channels: channels, pixels: pixels)
     }
 
@@ -40,13 +40,22 @@ struct PNGDecoder {
     }
 }
 
-/// Owns one libpng simplified-API reader; freed in `deinit`.
+/// Owns one libpng simplified-API reader, at a stable address (libpng keeps
+/// pointers to it between calls); freed in `deinit`.
 private final class PNGImageHandle {
-    var image = png_image()
+    let image: UnsafeMutablePointer<png_image>
 
-    init() { image.version = COVERD_PNG_IMAGE_VERSION }
+    init() {
+        image = .allocate(capacity: 1)
+        image.initialize(to: png_image())
+        image.pointee.version = COVERD_PNG_IMAGE_VERSION
+    }
 
-    deinit { png_image_free(&image) }
+    deinit {
+        png_image_free(image)
+        image.deinitialize(count: 1)
+        image.deallocate()
+    }
 }
 
 /// Encodes pixels as an 8-bit PNG with libpng: gray, RGB or RGBA as the

@@ -51,7 +51,9 @@ public final class CoverCoordinator: Sendable {
         self.index = index
         self.writer = writer
         self.store = store
-        directorySync = DirectorySync(path: store.directory)
+        directorySync = DirectorySync(path: store.directory) { [bus] error in
+            bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
+        }
         flushes = FlushBatcher(directory: store.directory)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
@@ -101,6 +103,7 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
+        decoders.cancelWaiting()
         queue.sync {
             timer.withLock { $0?.cancel() }
             progressTimer.withLock { $0?.cancel() }
@@ -120,6 +123,7 @@ public final class CoverCoordinator: Sendable {
     /// (for their results) leaves nothing in flight.
     public func finish() {
         queue.sync {}
+        decoders.cancelWaiting()  // any submitted by a decision that was already running at stop()
         for worker in workers { worker.sync {} }
         decoders.waitUntilIdle()
         flushes.waitUntilIdle()
@@ -206,7 +210,9 @@ public final class CoverCoordinator: Sendable {
         let fetchID = request.fetchID, url = request.url
         let body: [UInt8]?
         if case .download(let fetched) = request.source { body = fetched.bytes } else { body = nil }
+        let flushes = self.flushes
         let job: @Sendable () -> Void = { [weak self] in
+            let ticket = flushes.beginWrite()
             let written = preparer.prepare(request)
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
@@ -219,7 +225,7 @@ public final class CoverCoordinator: Sendable {
             }
             guard case .success(let prepared) = written else { return deliver(written) }
             // Renamed into place only once the data is on disk.
-            self.flushes.afterFlush { error in
+            flushes.afterFlush(ticket: ticket) { error in
                 guard let error else { return deliver(.success(prepared)) }
                 prepared.temporaries.values.forEach(preparer.store.discard)
                 deliver(.failure(.storage(error, bytes: prepared.bytes)))

@@ -16,8 +16,9 @@ final class DecodePool: Sendable {
 
     private struct State {
         var running = 0
-        var waiting: [@Sendable () -> Void] = []
-        var next = 0  // index of the oldest waiting job; the array is compacted when it empties
+        /// Taken jobs are set to nil at once: a job holds its body until it is released.
+        var waiting: [(@Sendable () -> Void)?] = []
+        var next = 0  // index of the oldest waiting job
     }
 
     init(label: String, width: Int) {
@@ -44,6 +45,19 @@ final class DecodePool: Sendable {
         group.wait()
     }
 
+    /// Drops the jobs that have not started (at shutdown: a backlog of large
+    /// conversions could outlast the stop timeout). Their albums stay pending.
+    func cancelWaiting() {
+        let dropped = state.withLock { state -> Int in
+            defer {
+                state.waiting = []
+                state.next = 0
+            }
+            return state.waiting.count - state.next
+        }
+        for _ in 0..<dropped { group.leave() }
+    }
+
     private func run(_ job: @escaping @Sendable () -> Void) {
         queue.async { [self] in
             job()
@@ -54,8 +68,14 @@ final class DecodePool: Sendable {
                     state.next = 0
                     return nil
                 }
-                defer { state.next += 1 }
-                return state.waiting[state.next]
+                let job = state.waiting[state.next]
+                state.waiting[state.next] = nil
+                state.next += 1
+                if state.next >= 64 && state.next * 2 >= state.waiting.count {
+                    state.waiting.removeFirst(state.next)
+                    state.next = 0
+                }
+                return job
             }
             group.leave()
             if let next { run(next) }

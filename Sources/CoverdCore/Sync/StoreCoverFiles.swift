@@ -19,7 +19,8 @@ struct StoreCoverFiles: CoverFiles, Sendable {
             return .invalid("cannot read it: \(error)")
         }
         do {
-            _ = try PNGValidator(limits: limits, imageData: .whole).validate(bytes)
+            // As for downloads (this runs on the coordinator's queue; `coverd verify` inflates everything).
+            _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
             return .valid(stamp)
         } catch {
             return .invalid(error.description)
