@@ -17,7 +17,6 @@ verifies that every cover arrived intact (used by `make test`).
 import argparse
 import ctypes
 import json
-import multiprocessing
 import os
 import random
 import resource
@@ -33,6 +32,7 @@ import time
 import zlib
 
 import conversion
+import kept
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(TOP, ".build-bench")
@@ -67,23 +67,12 @@ def write_cover(job):
 
 def corpus(count, low_kb=20, high_kb=250, name=None):
     """N distinct PNGs between roughly low and high KB, generated once and kept."""
+    def jobs(directory):
+        rng = random.Random(count)
+        sides = (max(4, int((rng.randrange(low_kb * 1024, high_kb * 1024) / COMPRESSED_FRACTION / 3) ** 0.5)) for _ in range(count))
+        return [(os.path.join(directory, f"c{index:06d}.png"), side) for index, side in enumerate(sides)]
     directory = os.path.join(WORK, name or f"corpus-photo-{count}-{low_kb}-{high_kb}")
-    marker = os.path.join(directory, ".complete")
-    if os.path.exists(marker):
-        return directory
-    shutil.rmtree(directory, ignore_errors=True)
-    os.makedirs(directory)
-    rng = random.Random(count)
-    jobs = []
-    for index in range(count):
-        target = rng.randrange(low_kb * 1024, high_kb * 1024)
-        side = max(4, int((target / COMPRESSED_FRACTION / 3) ** 0.5))
-        jobs.append((os.path.join(directory, f"c{index:06d}.png"), side))
-    print(f"# generating {count} cover PNGs (once; kept in {directory})", flush=True)
-    with multiprocessing.Pool() as pool:
-        pool.map(write_cover, jobs, chunksize=64)
-    open(marker, "w").close()
-    return directory
+    return kept.kept_corpus(directory, "cover PNGs", jobs, write_cover, 64)
 
 
 # -- servers and processes ----------------------------------------------------------

@@ -8,13 +8,13 @@ same run. coverd's time includes the download and the fsyncs; the tools' does
 not include either, so the ratio is a ceiling on coverd's conversion cost.
 """
 import math
-import multiprocessing
 import os
 import random
-import shutil
 import struct
 import subprocess
 import time
+
+import kept
 
 
 def write_jpeg(job):
@@ -39,20 +39,11 @@ def write_jpeg(job):
 
 def jpeg_corpus(work, count):
     """N JPEG covers between 300 and 1000 pixels a side, generated once and kept."""
-    directory = os.path.join(work, f"corpus-jpeg-{count}")
-    marker = os.path.join(directory, ".complete")
-    if os.path.exists(marker):
-        return directory
-    shutil.rmtree(directory, ignore_errors=True)
-    os.makedirs(directory)
-    rng = random.Random(count)
-    jobs = [(os.path.join(directory, f"j{index:05d}.jpg"), rng.randrange(300, 1000), rng.randrange(300, 1000), index)
-            for index in range(count)]
-    print(f"# generating {count} JPEG covers with cjpeg (once; kept in {directory})", flush=True)
-    with multiprocessing.Pool() as pool:
-        pool.map(write_jpeg, jobs, chunksize=16)
-    open(marker, "w").close()
-    return directory
+    def jobs(directory):
+        rng = random.Random(count)
+        return [(os.path.join(directory, f"j{index:05d}.jpg"), rng.randrange(300, 1000), rng.randrange(300, 1000), index)
+                for index in range(count)]
+    return kept.kept_corpus(os.path.join(work, f"corpus-jpeg-{count}"), "JPEG covers with cjpeg", jobs, write_jpeg, 16)
 
 
 def jpeg_size(path):
