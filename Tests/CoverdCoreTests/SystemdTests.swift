@@ -1,4 +1,4 @@
-import CoverdCore
+@testable import CoverdCore
 import CoverdTestSupport
 import Dispatch
 import Logging
@@ -115,6 +115,23 @@ struct SystemdTests {
         #expect(JournalLogHandler.fieldName(for: "duration-ms.x") == "COVERD_DURATION_MS_X")
         #expect(JournalLogHandler.fieldName(for: String(repeating: "a", count: 100))?.count == 64)
         #expect(JournalLogHandler.fieldName(for: "") == nil)
+    }
+
+    @Test("Given handler, provider and event metadata with the same keys, when merged by either handler, then the event wins, then the provider")
+    func metadataPrecedence() {
+        let provider = Logger.MetadataProvider { ["shared": "provider", "both": "provider"] }
+        let event = LogEvent(level: .info, message: "m", metadata: ["shared": "event"], source: nil, file: #fileID, function: #function, line: #line)
+        var stderr = StderrLogHandler(level: LogLevelSetting(.info))
+        var journal = JournalLogHandler(level: LogLevelSetting(.info))
+        stderr.metadataProvider = provider
+        journal.metadataProvider = provider
+        stderr[metadataKey: "shared"] = "handler"
+        stderr[metadataKey: "both"] = "handler"
+        stderr[metadataKey: "own"] = "handler"
+        journal.metadata = stderr.metadata
+        let expected: Logger.Metadata = ["shared": "event", "both": "provider", "own": "handler"]
+        #expect(stderr.mergedMetadata(event) == expected)
+        #expect(journal.mergedMetadata(event) == expected)
     }
 
     @Test("Given log levels, when mapped, then PRIORITY follows syslog")

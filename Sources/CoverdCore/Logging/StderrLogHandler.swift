@@ -7,7 +7,7 @@ import Logging
 /// A value type, as swift-log asks: changing the level or metadata of one
 /// logger never affects another. Each line is one `write(2)`, so lines from
 /// different threads never interleave.
-public struct StderrLogHandler: LogHandler {
+public struct StderrLogHandler: LevelSharingLogHandler {
     public let level: LogLevelSetting
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
@@ -16,22 +16,8 @@ public struct StderrLogHandler: LogHandler {
         self.level = level
     }
 
-    /// Follows the daemon's shared setting, so a reload changes it everywhere.
-    public var logLevel: Logger.Level {
-        get { level.current }
-        set { level.current = newValue }
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     public func log(event: LogEvent) {
-        // Thousands of lines in a sync: merge only when there is something to merge.
-        var fields = event.metadata ?? [:]
-        if !metadata.isEmpty { fields.merge(metadata) { event, _ in event } }
-        if let provided = metadataProvider?.get() { fields.merge(provided) { event, _ in event } }
+        let fields = mergedMetadata(event)
         var line = StderrLogHandler.timestamp()
         line.reserveCapacity(256)
         line += " "
@@ -64,7 +50,7 @@ public struct StderrLogHandler: LogHandler {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D }
         guard needsQuotes else { return value }
         return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n") + "\""
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r") + "\""
     }
 
     /// UTC, millisecond precision, ISO 8601 (built by hand: String(format:) is slow).

@@ -10,7 +10,7 @@ import Logging
 ///
 /// A value type like every swift-log handler. If journald cannot be reached,
 /// that one line goes to standard error instead of being lost.
-public struct JournalLogHandler: LogHandler {
+public struct JournalLogHandler: LevelSharingLogHandler {
     public let level: LogLevelSetting
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
@@ -20,20 +20,8 @@ public struct JournalLogHandler: LogHandler {
         self.level = level
     }
 
-    public var logLevel: Logger.Level {
-        get { level.current }
-        set { level.current = newValue }
-    }
-
-    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
     public func log(event: LogEvent) {
-        var fields = metadata
-        if let provided = metadataProvider?.get() { fields.merge(provided) { $1 } }
-        if let extra = event.metadata { fields.merge(extra) { $1 } }
+        let fields = mergedMetadata(event)
         var entries: [(String, String)] = [
             ("MESSAGE", event.message.description),
             ("PRIORITY", String(JournalLogHandler.priority(event.level))),
