@@ -34,26 +34,16 @@ struct HostileRecordsTests {
         Set(FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? [])
     }
 
-    static func run(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
-    }
-
     @Test("Given 500+ malformed record files among valid ones, when scanned, then every valid album is cached and every bad one reported, with nothing written outside the cache")
     func corpus() throws {
         let world = try World()
         let support = URL(fileURLWithPath: CoverServer.scriptPath).deletingLastPathComponent()
         let top = support.deletingLastPathComponent().deletingLastPathComponent()
-        _ = try Self.run(["python3", top.appendingPathComponent("scripts/make_sample_covers.py").path, world.server.root, "10", "40", "60"])
-        let data = try Self.run(["python3", support.appendingPathComponent("make_hostile_records.py").path, world.records, world.server.url(""), "10"])
-        let manifest = try Manifest(data)
+        let covers = try runTool(["python3", top.appendingPathComponent("scripts/make_sample_covers.py").path, world.server.root, "10", "40", "60"])
+        try #require(covers.status == 0, "\(covers.stderr)")
+        let generated = try runTool(["python3", support.appendingPathComponent("make_hostile_records.py").path, world.records, world.server.url(""), "10"])
+        try #require(generated.status == 0, "\(generated.stderr)")
+        let manifest = try Manifest(Data(generated.stdout.utf8))
         #expect(manifest.badFiles.count + manifest.badAlbums.count >= 500)
         let home = world.directory.sub("home")
         let before = Self.tree(world.directory.path)

@@ -90,14 +90,6 @@ public final class CoverServer: Sendable {
 
     /// The control endpoints are read with curl(1), independent of coverd's own libcurl code.
     private func curlGet(_ url: String) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["curl", "-sS", "--max-time", "10", "-k", url]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
+        Data(try runTool(["curl", "-sS", "--max-time", "10", "-k", url]).stdout.utf8)
     }
 }

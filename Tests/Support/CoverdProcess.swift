@@ -22,8 +22,18 @@ public struct CommandResult: Sendable {
 
 /// Runs `coverd <arguments>` to completion.
 public func runCoverd(_ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
+    try runCommand(coverdBinary, arguments, environment: environment)
+}
+
+/// Runs a program found on PATH (`/usr/bin/env <arguments>`) to completion: the tests' tools.
+public func runTool(_ arguments: [String]) throws -> CommandResult {
+    try runCommand("/usr/bin/env", arguments)
+}
+
+/// Runs `executable` to completion, collecting both output streams.
+public func runCommand(_ executable: String, _ arguments: [String], environment: [String: String] = [:]) throws -> CommandResult {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: coverdBinary)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe()
@@ -37,7 +47,7 @@ public func runCoverd(_ arguments: [String], environment: [String: String] = [:]
     reader.start()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    try waitUntil("stderr of coverd \(arguments.first ?? "") to close", timeout: 30) { errData.get() != nil }
+    try waitUntil("stderr of \(executable) \(arguments.first ?? "") to close", timeout: 30) { errData.get() != nil }
     return CommandResult(
         status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
         stderr: String(decoding: errData.get() ?? Data(), as: UTF8.self))
