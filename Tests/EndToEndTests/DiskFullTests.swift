@@ -6,13 +6,7 @@ import Testing
 /// Runs a command and returns its exit status.
 @discardableResult
 func shell(_ arguments: [String]) throws -> Int32 {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = arguments
-    process.standardError = FileHandle.nullDevice
-    try process.run()
-    process.waitUntilExit()
-    return process.terminationStatus
+    try runTool(arguments).status
 }
 
 /// A world whose cache is a small tmpfs, unmounted when released.

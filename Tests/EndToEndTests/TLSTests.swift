@@ -26,15 +26,15 @@ struct TestCertificates {
     }
 
     static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw CocoaError(.executableLoad) }
+        let result = try runTool(["openssl"] + arguments)
+        guard result.status == 0 else { throw TLSFixtureError(message: "openssl \(arguments.first ?? ""): \(result.stderr)") }
     }
+}
+
+/// openssl failed while making the test's certificates.
+struct TLSFixtureError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }
 
 @Suite("End to end: TLS", .serialized)
