@@ -10,6 +10,7 @@ not include either, so the ratio is a ceiling on coverd's conversion cost.
 import math
 import os
 import random
+import statistics
 import struct
 import subprocess
 import time
@@ -110,7 +111,7 @@ def conversion_rows(bench, binary, nginx, corpus_dir, runs):
             tool_times.append(run_tools(corpus_dir, names, bench.fresh("jpeg-tools")))
         print(f"# jpeg run {run + 1}: coverd {elapsed:.2f} s ({bad} bad, {cpu[-1]:.2f} s CPU), "
               f"djpeg | pnmtopng {tool_times[-1]:.2f} s", flush=True)
-    coverd_time, tool_time = sorted(coverd_times)[len(coverd_times) // 2], sorted(tool_times)[len(tool_times) // 2]
+    coverd_time, tool_time = statistics.median(coverd_times), statistics.median(tool_times)
     count = len(names)
     return [
         (f"JPEG → PNG, {count} covers ({megabytes:.0f} MiB): download + convert + store (median of {runs})",

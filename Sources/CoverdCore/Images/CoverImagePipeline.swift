@@ -47,9 +47,8 @@ public struct CoverImagePipeline: Sendable {
         switch ImageKind(sniffing: body) {
         case .jpeg, .webp, .gif: return true
         case .png:
-            guard let maxDimension = output.maxDimension, body.count >= 24 else { return false }
-            let width = body[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = body[20..<24].reduce(0) { $0 << 8 | Int($1) }
-            return width > maxDimension || height > maxDimension
+            guard let maxDimension = output.maxDimension, let size = PNGValidator.declaredSize(body) else { return false }
+            return size.width > maxDimension || size.height > maxDimension
         default: return false
         }
     }

@@ -1,11 +1,3 @@
-/// Limits on images, checked from headers before any pixel is touched.
-public struct ImageLimits: Sendable, Equatable {
-    public var maxSide = 16_384
-    public var maxPixels = 50_000_000
-
-    public init() {}
-}
-
 /// What the IHDR chunk of a valid PNG says.
 public struct PNGInfo: Sendable, Equatable {
     public var width: Int
@@ -119,6 +111,13 @@ public struct PNGValidator: Sendable {
         }
     }
 
+    /// The size IHDR declares, read without validating anything else (nil if the bytes do not start with IHDR).
+    static func declaredSize(_ bytes: [UInt8]) -> (width: Int, height: Int)? {
+        guard bytes.count >= 24, bytes[12..<16].elementsEqual("IHDR".utf8) else { return nil }
+        let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        return (width, height)
+    }
+
     private func header(_ data: UnsafeRawBufferPointer) throws(PNGValidationError) -> PNGInfo {
         guard data.count == 13 else { throw .invalidHeader("IHDR has \(data.count) bytes, not 13") }
         let width = Int(readUInt32(data, 0))
@@ -128,11 +127,8 @@ public struct PNGValidator: Sendable {
         guard width > 0, height > 0, width <= 0x7FFF_FFFF, height <= 0x7FFF_FFFF else {
             throw .invalidHeader("dimensions \(width)×\(height)")
         }
-        if width > limits.maxSide || height > limits.maxSide {
-            throw .tooLarge(width: width, height: height, reason: "limit \(limits.maxSide) pixels per side")
-        }
-        if width * height > limits.maxPixels {
-            throw .tooLarge(width: width, height: height, reason: "limit \(limits.maxPixels) pixels")
+        if let reason = limits.violation(width: width, height: height) {
+            throw .tooLarge(width: width, height: height, reason: reason)
         }
         let allowed: [Int: Set<Int>] = [0: [1, 2, 4, 8, 16], 2: [8, 16], 3: [1, 2, 4, 8], 4: [8, 16], 6: [8, 16]]
         guard let depths = allowed[colorType] else { throw .invalidHeader("color type \(colorType)") }

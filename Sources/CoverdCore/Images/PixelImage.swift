@@ -88,16 +88,3 @@ struct DecodedImage {
         self.shownHeight = shownHeight ?? image.height
     }
 }
-
-extension ImageLimits {
-    /// Refuses dimensions over the limits, before anything is allocated for them.
-    func check(width: Int, height: Int, kind: ImageKind) throws(CoverImageError) {
-        guard width > 0, height > 0 else { throw .decodeFailed(kind, "the header says \(width)×\(height)") }
-        if width > maxSide || height > maxSide {
-            throw .tooLarge(width: width, height: height, reason: "limit \(maxSide) pixels per side")
-        }
-        if width * height > maxPixels {
-            throw .tooLarge(width: width, height: height, reason: "limit \(maxPixels) pixels")
-        }
-    }
-}
