@@ -204,19 +204,21 @@ public final class CoverCoordinator: Sendable {
         writer.submit(changes)
     }
 
-    /// Validates a body (or reads a cached copy) and writes one temporary
-    /// file per album on a worker queue, then hands the result back.
+    /// Validates or converts a body (or reads a cached copy) and writes one
+    /// temporary file per album, on a worker queue or in the decode pool, then
+    /// hands the result back once the files are durable.
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
         let fetchID = request.fetchID, url = request.url
         let body: [UInt8]?
         if case .download(let fetched) = request.source { body = fetched.bytes } else { body = nil }
+        let isDownload = body != nil
         let flushes = self.flushes
         let job: @Sendable () -> Void = { [weak self] in
             let ticket = flushes.beginWrite()
             let written = preparer.prepare(request)
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
-            if body != nil { self?.fetcher.bodyConsumed() }
+            if isDownload { self?.fetcher.bodyConsumed() }
             guard let self else { return }
             let deliver: @Sendable (Result<PreparedFiles, PrepareFailure>) -> Void = { result in
                 self.queue.async {
