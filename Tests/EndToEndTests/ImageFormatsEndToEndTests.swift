@@ -149,7 +149,8 @@ struct ImageFormatsEndToEndTests {
         let daemon = try world.startDaemon()
         // Every body has arrived: the conversions (a second or more each) are under way.
         try waitUntil("the three downloads", timeout: 30) { (try? world.server.requests().times.count) == 3 }
-        #expect(try daemon.stop() == 0)
+        let exitStatus = try daemon.stop()
+        #expect(exitStatus == 0, "exit status \(exitStatus); the end of its log: \(daemon.log.suffix(4000))")
         #expect(world.strayFiles().isEmpty)
         let snapshot = try status(cache: world.cache)
         for entry in snapshot.entries {
