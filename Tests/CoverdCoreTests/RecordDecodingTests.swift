@@ -73,6 +73,19 @@ struct RecordDecodingTests {
         #expect(rejection.description.hasPrefix("/records/a.json: album 2"))
     }
 
+    @Test("Given accepted albums, when decoded, then each knows its entry and line, and a single object says so")
+    func acceptedAlbumsKnowTheirPosition() throws {
+        // Given / When
+        let list = try decode("[\n{\"title\": \"A\", \"artist\": \"X\", \"cover_url\": \"http://h/a.png\"},\n\n{\"title\": \"B\", \"artist\": \"X\", \"cover_url\": \"http://h/b.png\"}]")
+        let single = try decode("\n\n{\"title\": \"C\", \"artist\": \"X\", \"cover_url\": \"http://h/c.png\"}")
+        // Then
+        #expect(list.albums.map(\.position) == ["album 1 (line 2)", "album 2 (line 4)"])
+        #expect(single.albums.map(\.position) == ["album (line 3)"])
+        #expect(RecordPosition.fromIndex.description == "from the index")
+        #expect(RecordPosition.none.description == "")
+        #expect(RecordPosition.entry(7).description == "album 7")
+    }
+
     @Test("Given 1 MiB strings and 100 KB URLs, when decoded, then the albums are rejected as too long")
     func overlongValues() throws {
         let huge = String(repeating: "a", count: 1 << 20)

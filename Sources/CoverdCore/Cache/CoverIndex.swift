@@ -44,7 +44,7 @@ extension IndexRow {
     /// The album as the index remembers it; nil if the stored URL is no longer valid.
     public var album: Album? {
         guard let url = try? CoverURL(validating: coverURL) else { return nil }
-        return Album(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url, record: record, position: "from the index")
+        return Album(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url, record: record, position: .fromIndex)
     }
 }
 

@@ -13,9 +13,9 @@ public struct Album: Sendable, Hashable {
         let genre: String?
         let coverURL: CoverURL
         let record: String
-        let position: String
+        let position: RecordPosition
 
-        init(id: AlbumID, title: String, artist: String, year: String?, genre: String?, coverURL: CoverURL, record: String, position: String) {
+        init(id: AlbumID, title: String, artist: String, year: String?, genre: String?, coverURL: CoverURL, record: String, position: RecordPosition) {
             self.id = id
             self.title = title
             self.artist = artist
@@ -38,11 +38,11 @@ public struct Album: Sendable, Hashable {
     /// Absolute path of the record file the album came from.
     public var record: String { fields.record }
     /// Where in that file: "album 3 (line 12)"; for messages only.
-    public var position: String { fields.position }
+    public var position: String { fields.position.description }
 
     public init(
         id: AlbumID, title: String, artist: String, year: String? = nil, genre: String? = nil,
-        coverURL: CoverURL, record: String, position: String = ""
+        coverURL: CoverURL, record: String, position: RecordPosition = .none
     ) {
         fields = Fields(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: coverURL, record: record, position: position)
     }
@@ -73,60 +73,89 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
     /// `scheme://host:port`, lower-cased: the unit of per-host limits.
     /// Derived when asked (once per fetch) rather than stored with every album.
     public var origin: String {
-        // The string was validated, so every part below is present.
-        (try? CoverURL.origin(of: string)) ?? string
+        var text = string
+        return text.withUTF8 { bytes in
+            // The string was validated, so it parses.
+            guard case .success(let parts) = CoverURL.parse(bytes, maxLength: Int.max) else { return string }
+            var origin = String(decoding: bytes[..<parts.schemeEnd], as: UTF8.self).lowercased() + "://"
+            origin += String(decoding: bytes[parts.host], as: UTF8.self).lowercased()
+            if !parts.port.isEmpty { origin += ":" + String(decoding: bytes[parts.port], as: UTF8.self) }
+            return origin
+        }
     }
 
     /// Accepts only absolute `http`/`https` URLs with a host, made of printable
     /// ASCII (spaces and non-ASCII must be percent-encoded), at most `maxLength` bytes.
     public init(validating text: String, maxLength: Int = 4096) throws(AlbumFieldError) {
-        _ = try CoverURL.origin(of: text, maxLength: maxLength)
+        var text = text
+        // Byte by byte, without building strings: 100,000 albums are validated at start-up.
+        let parsed = text.withUTF8 { CoverURL.parse($0, maxLength: maxLength) }
+        _ = try parsed.get()
         string = text
     }
 
-    /// Validates `text` and returns its origin.
-    private static func origin(of text: String, maxLength: Int = 4096) throws(AlbumFieldError) -> String {
-        let bytes = Array(text.utf8)
-        guard !bytes.isEmpty else { throw .invalidURL("is empty") }
+    private struct Parts {
+        var schemeEnd: Int
+        var host: Range<Int>
+        var port: Range<Int>
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxLength: Int) -> Result<Parts, AlbumFieldError> {
+        guard !bytes.isEmpty else { return .failure(.invalidURL("is empty")) }
         guard bytes.count <= maxLength else {
-            throw .invalidURL("is \(bytes.count) bytes long (limit \(maxLength))")
+            return .failure(.invalidURL("is \(bytes.count) bytes long (limit \(maxLength))"))
         }
         if let bad = bytes.first(where: { $0 <= 0x20 || $0 >= 0x7F }) {
             let what = bad == 0x20 ? "a space" : (bad >= 0x80 ? "non-ASCII characters" : "control characters")
-            throw .invalidURL("contains \(what); percent-encode it")
+            return .failure(.invalidURL("contains \(what); percent-encode it"))
         }
-        guard let schemeEnd = text.firstIndex(of: ":") else { throw .invalidURL("is not an absolute URL") }
-        let scheme = text[..<schemeEnd].lowercased()
-        guard scheme == "http" || scheme == "https" else {
-            throw .invalidURL("uses the scheme '\(scheme.prefix(32))'; only http and https are fetched")
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .failure(.invalidURL("is not an absolute URL")) }
+        let scheme = bytes[..<colon]
+        guard equalsIgnoringCase(scheme, "http") || equalsIgnoringCase(scheme, "https") else {
+            let name = String(decoding: scheme, as: UTF8.self).lowercased()
+            return .failure(.invalidURL("uses the scheme '\(name.prefix(32))'; only http and https are fetched"))
         }
-        let rest = text[text.index(after: schemeEnd)...]
-        guard rest.hasPrefix("//") else { throw .invalidURL("has no host") }
-        let afterSlashes = rest.dropFirst(2)
-        let authority = afterSlashes.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
-        let host: Substring
-        var port: Substring = ""
-        if hostPort.hasPrefix("[") {
-            guard let close = hostPort.firstIndex(of: "]") else { throw .invalidURL("has a malformed IPv6 host") }
-            host = hostPort[hostPort.startIndex...close]
-            let tail = hostPort[hostPort.index(after: close)...]
-            if tail.hasPrefix(":") { port = tail.dropFirst() } else if !tail.isEmpty {
-                throw .invalidURL("has a malformed host")
+        let slash = UInt8(ascii: "/")
+        guard bytes.count >= colon + 3, bytes[colon + 1] == slash, bytes[colon + 2] == slash else {
+            return .failure(.invalidURL("has no host"))
+        }
+        let authorityStart = colon + 3
+        let authorityEnd = bytes[authorityStart...].firstIndex { $0 == slash || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        let hostPortStart = (bytes[authorityStart..<authorityEnd].lastIndex(of: UInt8(ascii: "@")) ?? authorityStart - 1) + 1
+        var host = hostPortStart..<authorityEnd
+        var port = authorityEnd..<authorityEnd
+        let bracketed = hostPortStart < authorityEnd && bytes[hostPortStart] == UInt8(ascii: "[")
+        if bracketed {
+            guard let close = bytes[host].firstIndex(of: UInt8(ascii: "]")) else {
+                return .failure(.invalidURL("has a malformed IPv6 host"))
             }
-        } else if let colon = hostPort.lastIndex(of: ":") {
-            host = hostPort[..<colon]
-            port = hostPort[hostPort.index(after: colon)...]
-        } else {
-            host = hostPort
-        }
-        guard host.count > (host.hasPrefix("[") ? 2 : 0) else { throw .invalidURL("has no host") }
-        if !port.isEmpty {
-            guard port.count <= 5, let number = Int(port), (1...65535).contains(number) else {
-                throw .invalidURL("has an invalid port")
+            host = hostPortStart..<(close + 1)
+            if close + 1 < authorityEnd {
+                guard bytes[close + 1] == UInt8(ascii: ":") else { return .failure(.invalidURL("has a malformed host")) }
+                port = (close + 2)..<authorityEnd
             }
+        } else if let portColon = bytes[host].lastIndex(of: UInt8(ascii: ":")) {
+            host = hostPortStart..<portColon
+            port = (portColon + 1)..<authorityEnd
         }
-        return "\(scheme)://\(host.lowercased())" + (port.isEmpty ? "" : ":\(port)")
+        guard host.count > (bracketed ? 2 : 0) else { return .failure(.invalidURL("has no host")) }
+        if !port.isEmpty, !isValidPort(bytes[port]) { return .failure(.invalidURL("has an invalid port")) }
+        return .success(Parts(schemeEnd: colon, host: host, port: port))
+    }
+
+    /// 1–65535 in at most five characters, an optional `+` included (as `Int(_:)` reads it).
+    private static func isValidPort(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
+        guard text.count <= 5 else { return false }
+        let digits = text.first == UInt8(ascii: "+") ? text.dropFirst() : text
+        guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
+        let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        return (1...65535).contains(value)
+    }
+
+    private static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ word: StaticString) -> Bool {
+        guard bytes.count == word.utf8CodeUnitCount else { return false }
+        let lowered = bytes.lazy.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
+        return zip(lowered, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)).allSatisfy { $0 == $1 }
     }
 
     public var description: String { string }

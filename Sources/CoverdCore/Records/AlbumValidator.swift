@@ -38,7 +38,7 @@ public struct AlbumValidator: Sendable {
     }
 
     public func album(
-        from fields: [String: RecordFieldValue], record: String, position: String
+        from fields: [String: RecordFieldValue], record: String, position: RecordPosition
     ) throws(AlbumFieldError) -> Album {
         let title = try requiredText(fields, ["title", "album"])
         let artist = try requiredText(fields, ["artist"])

@@ -40,9 +40,9 @@ public struct ArchiveRecordDecoder: Sendable {
         }
         var contents = RecordContents()
         for (offset, elementRef) in elements.enumerated() {
-            let position = "album \(offset + 1)"
+            let position = RecordPosition.entry(offset + 1)
             do {
-                let element = try context.resolveDictionary(elementRef, what: position)
+                let element = try context.resolveDictionary(elementRef, what: position.description)
                 let className = try context.className(of: element) ?? "an unnamed object"
                 guard className == "Album" || className.hasSuffix(".Album") else {
                     throw AlbumFieldError.notAnObject(found: className)
@@ -50,10 +50,10 @@ public struct ArchiveRecordDecoder: Sendable {
                 let album = try validator.album(from: try context.fields(of: element), record: record, position: position)
                 contents.albums.append(album)
             } catch let error as AlbumFieldError {
-                contents.rejections.append(RecordRejection(record: record, position: position, error: error))
+                contents.rejections.append(RecordRejection(record: record, position: position.description, error: error))
             } catch let error as BinaryPropertyList.FormatError {
                 contents.rejections.append(
-                    RecordRejection(record: record, position: position, error: .notAnObject(found: "a malformed object (\(error.reason))")))
+                    RecordRejection(record: record, position: position.description, error: .notAnObject(found: "a malformed object (\(error.reason))")))
             } catch {
                 throw BinaryPropertyList.FormatError(reason: "\(error)")
             }

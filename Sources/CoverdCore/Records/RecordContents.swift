@@ -48,7 +48,7 @@ public struct JSONRecordDecoder: Sendable {
         var contents = RecordContents()
         contents.albums.reserveCapacity(elements.count)
         for (offset, element) in elements.enumerated() {
-            let position = single ? "album (line \(element.line))" : "album \(offset + 1) (line \(element.line))"
+            let position: RecordPosition = single ? .single(line: element.line) : .entry(offset + 1, line: element.line)
             do throws(AlbumFieldError) {
                 guard case .object(let members) = element.value else {
                     throw AlbumFieldError.notAnObject(found: element.value.typeDescription)
@@ -56,7 +56,7 @@ public struct JSONRecordDecoder: Sendable {
                 let album = try validator.album(from: fields(of: members), record: record, position: position)
                 contents.albums.append(album)
             } catch {
-                contents.rejections.append(RecordRejection(record: record, position: position, error: error))
+                contents.rejections.append(RecordRejection(record: record, position: position.description, error: error))
             }
         }
         return contents

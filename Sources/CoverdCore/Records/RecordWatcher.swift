@@ -89,13 +89,15 @@ public final class RecordWatcher: Sendable {
 
     private func rescan(reason: RecordScanCompleted.Reason) {
         var output = RecordTreeOutput()
-        let (albums, files) = tree.withLock { tree in
+        let (count, albums, files) = tree.withLock { tree in
             tree.scan(force: reason == .reload, into: &output)
-            return (Set(tree.catalog.albums.map(\.id)), tree.catalog.fileCount)
+            // The first scan's ids would only be built to go unused, at the daemon's memory peak.
+            let ids = reason == .startup ? [] : Set(tree.catalog.albums.map(\.id))
+            return (tree.catalog.albumCount, ids, tree.catalog.fileCount)
         }
         publish(output)
         bus.post(RecordScanCompleted(
-            reason: reason, albumCount: albums.count, fileCount: files, albumIDs: albums, unreadable: output.unreadable))
+            reason: reason, albumCount: count, fileCount: files, albumIDs: albums, unreadable: output.unreadable))
     }
 
     private func publish(_ output: RecordTreeOutput) {

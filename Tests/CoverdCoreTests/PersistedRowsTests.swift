@@ -1,0 +1,86 @@
+@testable import CoverdCore
+import Foundation
+import Testing
+
+/// The index rows a restart holds until the records claim them are kept
+/// packed; these tests pin that nothing is lost or reordered in the packing.
+@Suite("Persisted rows")
+struct PersistedRowsTests {
+    func row(_ id: String, record: String = "/r/a.json") -> IndexRow {
+        IndexRow(
+            id: AlbumID(trusted: id), title: "Title of \(id)", artist: "Artist", year: nil, genre: nil,
+            coverURL: "http://h/\(id).png", record: record, state: .cached, error: nil, attempts: 0,
+            nextRetry: nil, bytes: 1234, fileMTime: 1_700_000_000, httpStatus: 200,
+            updatedAt: Date(timeIntervalSince1970: 1_000_000.25))
+    }
+
+    /// Every field set, with values at their edges: non-ASCII text, empty
+    /// strings, negative and huge numbers, fractional dates.
+    func fullRow(_ id: String) -> IndexRow {
+        IndexRow(
+            id: AlbumID(trusted: id), title: "Ünïcödé – 日本語 🎵", artist: "", year: "1999", genre: "Jazz\u{0}Funk",
+            coverURL: "https://example.org/a%20b.png?x=1#f", record: "/records/ö.json", state: .failed,
+            error: "HTTP 404 Not Found", attempts: Int(Int32.max), nextRetry: Date(timeIntervalSince1970: 1_763_800_000.123456),
+            bytes: Int.max, fileMTime: Int64.min, httpStatus: -1, updatedAt: Date(timeIntervalSinceReferenceDate: -12.5))
+    }
+
+    @Test func givenRowsWithEveryFieldWhenClaimedThenEachComesBackUnchanged() {
+        // Given
+        let rows = [fullRow("a1"), row("b2"), fullRow("c3")]
+        var persisted = PersistedRows(rows)
+        // When
+        let claimed = rows.map { persisted.claim($0.id) }
+        // Then
+        #expect(claimed == rows)
+        #expect(persisted.unclaimedCount == 0)
+    }
+
+    @Test func givenAClaimedRowWhenClaimedAgainThenNothingIsReturned() {
+        // Given
+        var persisted = PersistedRows([row("a"), row("b")])
+        #expect(persisted.claim(AlbumID(trusted: "a")) == row("a"))
+        // When
+        let again = persisted.claim(AlbumID(trusted: "a"))
+        // Then
+        #expect(again == nil)
+        #expect(persisted.claim(AlbumID(trusted: "zzz")) == nil)
+        #expect(persisted.unclaimedCount == 1)
+    }
+
+    @Test func givenRowsOutOfOrderWithATwiceLoadedIdWhenTakenThenSortedAndTheFirstLoadedWins() {
+        // Given
+        var persisted = PersistedRows()
+        persisted.append(row("m", record: "/r/first.json"))
+        persisted.append(row("c"))
+        persisted.append(row("m", record: "/r/second.json"))
+        persisted.append(row("a"))
+        // When
+        let claimedC = persisted.claim(AlbumID(trusted: "c"))
+        let left = persisted.takeUnclaimed()
+        // Then
+        #expect(claimedC == row("c"))
+        #expect(left.map(\.id.rawValue) == ["a", "m"])
+        #expect(left.last?.record == "/r/first.json")
+        #expect(persisted.unclaimedCount == 0)
+        #expect(persisted.takeUnclaimed().isEmpty)
+    }
+
+    @Test func givenIdsThatShareAPrefixWhenClaimedThenTheExactIdIsFound() {
+        // Given: ids ordered as SQLite orders them (bytewise), some prefixes of others
+        let ids = ["a", "a-1", "a.b", "a0", "aa", "b", "B"].sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }
+        var persisted = PersistedRows(ids.map { row($0) })
+        // When / Then
+        for id in ids.reversed() { #expect(persisted.claim(AlbumID(trusted: id))?.id.rawValue == id) }
+        #expect(persisted.unclaimedCount == 0)
+    }
+
+    @Test func givenManyRowsWhenPackedThenTheyTakeFarLessThanTheRowsThemselves() {
+        // Given
+        let rows = (0..<10_000).map { row(String(format: "album%06d", $0)) }
+        // When
+        let persisted = PersistedRows(rows)
+        // Then: an IndexRow alone is over 200 bytes before its strings
+        #expect(persisted.packedBytes < rows.count * 120)
+        #expect(MemoryLayout<IndexRow>.stride > 200)
+    }
+}
