@@ -420,6 +420,24 @@ def run_curl(urls, parallel):
     return elapsed
 
 
+def disk_floor(corpus_dir):
+    """Seconds to copy the corpus, already in memory, onto the runs' filesystem and make
+    it durable: what the disk alone needs for the bytes coverd must fsync, with no network."""
+    source = os.path.join(fresh("floor"), "covers")
+    for name in os.listdir(corpus_dir):  # In memory, as nginx serves it.
+        with open(os.path.join(corpus_dir, name), "rb") as handle:
+            while handle.read(1 << 20):
+                pass
+    subprocess.run(["sync"])
+    started = time.monotonic()
+    subprocess.run(["cp", "-r", corpus_dir, source], check=True)
+    subprocess.run(["sync", "-f", source], check=True)
+    elapsed = time.monotonic() - started
+    shutil.rmtree(os.path.dirname(source))
+    subprocess.run(["sync"])  # The deletions are not the next run's to pay.
+    return elapsed
+
+
 LAST_CPU = 0.0
 LAST_CURL_CPU = 0.0
 LAST_CURL_SYNCED = 0.0
@@ -501,6 +519,17 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         open(marker, "w").close()
     subprocess.run(["sync"])
     before = nginx.requests()
+    cold = None
+    if os.geteuid() == 0:
+        # As after a boot: nothing of coverd, its libraries, the records or the index in memory.
+        with open("/proc/sys/vm/drop_caches", "w") as handle:
+            handle.write("3\n")
+        notify = NotifySocket()
+        daemon = Coverd(binary, records, cache, (), notify)
+        cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
+        daemon.stop()
+        notify.close()
+    # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.
     notify = NotifySocket()
     daemon = Coverd(binary, records, cache, (), notify)
     ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
@@ -514,7 +543,7 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
     json.loads(output.stdout)
     daemon.stop()
     notify.close()
-    return ready, rss, nginx.requests() - before, status_time
+    return ready, cold, rss, nginx.requests() - before, status_time
 
 
 # -- main -----------------------------------------------------------------------------
@@ -544,8 +573,9 @@ def main():
     jpeg_count = 20 if args.check else args.jpeg_count
     jpeg_dir = conversion.jpeg_corpus(WORK, jpeg_count) if "jpeg" not in args.skip else None
     # The check only verifies, so it needs no filesystem of its own (and no loop device in CI).
-    # Room for every run's covers: PNG copies of the corpus, and the JPEGs' PNGs (about 1 MiB each) twice per run.
-    room = count * 250 * 1024 * (2 * args.runs + 1) + jpeg_count * (1 << 20) * 2 * args.runs
+    # Room for every run's covers (PNG copies of the corpus, coverd's and curl's), the disk estimate's
+    # copy (deleted after each run), and the JPEGs' PNGs (about 1 MiB each) twice per run.
+    room = count * 250 * 1024 * (2 * args.runs + 2) + jpeg_count * (1 << 20) * 2 * args.runs
     scratch = ScratchFilesystem(max(4, room >> 30) + 2, use=not args.check)
     nginx = Nginx(corpus_dir, jpeg_dir)
     try:
@@ -569,7 +599,7 @@ def main():
         rows = []
         if "sync" not in args.skip:
             subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
-            coverd_times, curl_times, rss_values, coverd_cpu, curl_cpu, curl_synced = [], [], [], [], [], []
+            coverd_times, curl_times, rss_values, coverd_cpu, curl_cpu, curl_synced, floors = [], [], [], [], [], [], []
             for run in range(args.runs):
                 # Alternating order, so neither tool always runs on the fuller filesystem.
                 if run % 2:
@@ -583,8 +613,10 @@ def main():
                     curl_times.append(run_curl(urls, args.parallel))
                 curl_cpu.append(LAST_CURL_CPU)
                 curl_synced.append(LAST_CURL_SYNCED)
+                floors.append(disk_floor(corpus_dir))
                 print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad, {LAST_CPU:.2f} s CPU), "
-                      f"curl -Z {curl_times[-1]:.2f} s ({LAST_CURL_CPU:.2f} s CPU; {LAST_CURL_SYNCED:.2f} s with sync), peak RSS {rss / 1024:.1f} MiB", flush=True)
+                      f"curl -Z {curl_times[-1]:.2f} s ({LAST_CURL_CPU:.2f} s CPU; {LAST_CURL_SYNCED:.2f} s with sync), "
+                      f"disk alone {floors[-1]:.2f} s, peak RSS {rss / 1024:.1f} MiB", flush=True)
             coverd_median, curl_median = statistics.median(coverd_times), statistics.median(curl_times)
             rows.append((f"full sync, {count} covers, parallel {args.parallel} (median of {args.runs})",
                          f"{coverd_median:.2f} s", f"curl -Z {curl_median:.2f} s", f"{coverd_median / curl_median:.2f}", "≤ 1.00"))
@@ -594,6 +626,16 @@ def main():
             synced_median = statistics.median(curl_synced)
             rows.append(("full sync against curl -Z followed by sync (both durable)", f"{coverd_median:.2f} s",
                          f"curl -Z + sync {synced_median:.2f} s", f"{coverd_median / synced_median:.2f}", ""))
+            # No download can finish durably before the disk has taken its bytes. `cp` is one
+            # more program's estimate of what the disk needs (it spends CPU of its own), not a
+            # proof; each coverd run is set against the slower of its curl run and its disk run.
+            floor_median = statistics.median(floors)
+            rows.append(("the disk alone, estimated: the corpus copied from memory onto the same filesystem, then synced", "",
+                         f"cp + sync {floor_median:.2f} s", "", ""))
+            bounded = statistics.median(c / max(b, f) for c, b, f in zip(coverd_times, curl_times, floors))
+            rows.append(("full sync against the slower of curl -Z and that estimate (median of per-run ratios)",
+                         f"{coverd_median:.2f} s", f"{statistics.median(max(b, f) for b, f in zip(curl_times, floors)):.2f} s",
+                         f"{bounded:.2f}", ""))
             rows.append(("CPU time for the full sync (user + system, median)", f"{statistics.median(coverd_cpu):.2f} s",
                          f"curl -Z {statistics.median(curl_cpu):.2f} s", f"{statistics.median(coverd_cpu) / statistics.median(curl_cpu):.2f}", ""))
             rows.append(("peak RSS during the sync (VmHWM, max)", f"{max(rss_values) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
@@ -603,8 +645,11 @@ def main():
             rows.append(("drop-to-PNG latency p99", f"{p99 * 1000:.1f} ms", "", "", "≤ 50 ms"))
             rows.append(("idle CPU over 30 s, no watchdog (schedstat)", f"{idle * 1000:.2f} ms", "", "", "≤ 20 ms"))
         if "scale" not in args.skip:
-            ready, rss, requests, status_time = scale(binary, nginx, corpus_dir)
-            rows.append(("100,000 cached albums: start to READY=1", f"{ready:.2f} s", "", "", "≤ 2 s"))
+            ready, cold, rss, requests, status_time = scale(binary, nginx, corpus_dir)
+            rows.append(("100,000 cached albums: start to READY=1, a restart", f"{ready:.2f} s", "", "", "≤ 2 s"))
+            if cold is not None:
+                rows.append(("100,000 cached albums: start to READY=1, page cache dropped first (as after boot)",
+                             f"{cold:.2f} s", "", "", "≤ 2 s"))
             rows.append(("100,000 cached albums: peak RSS", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
             rows.append(("100,000 cached albums: requests made", f"{requests}", "", "", "0"))
             rows.append(("100,000 cached albums: coverd status --json", f"{status_time:.2f} s", "", "", "≤ 1 s"))

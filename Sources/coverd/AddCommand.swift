@@ -28,7 +28,7 @@ struct AddCommand: ParsableCommand {
         if let genre { fields["genre"] = .string(genre) }
         if let id { fields["id"] = .string(id) }
         do {
-            return try AlbumValidator().album(from: fields, record: record, position: .none)
+            return try AlbumValidator().album(from: fields, record: record, position: .unspecified)
         } catch {
             throw ValidationError(error.description)
         }

@@ -17,6 +17,11 @@ struct CoverURLTests {
             ("http://h#frag", "http://h"),
             ("http://127.0.0.1:59267/c000002.png?scale=2", "http://127.0.0.1:59267"),
             ("http://h:65535", "http://h:65535"),
+            ("hTTpS://H", "https://h"),
+            ("http://h:", "http://h"),
+            ("http://[::1]:", "http://[::1]"),
+            ("http://h:+80/", "http://h:+80"),
+            ("http://[u@x]@h/", "http://h"),
         ])
     func validURLHasItsOrigin(text: String, origin: String) throws {
         // Given / When
@@ -47,9 +52,87 @@ struct CoverURLTests {
             ("http://h:123456/a", "has an invalid port"),
             ("http://h:8x/a", "has an invalid port"),
             ("http://h:-1/a", "has an invalid port"),
+            ("http:", "has no host"),
+            ("http:/", "has no host"),
+            ("https" + String(repeating: "x", count: 40) + "://h", "uses the scheme 'https\(String(repeating: "x", count: 27))'; only http and https are fetched"),
+            ("http://h/\t", "contains control characters; percent-encode it"),
+            ("http://h/\u{1}", "contains control characters; percent-encode it"),
         ])
     func invalidURLIsRefusedWithItsReason(text: String, reason: String) {
         // Given / When / Then
         #expect(throws: AlbumFieldError.invalidURL(reason)) { try CoverURL(validating: text) }
+    }
+
+    @Test func givenTwentyThousandURLishStringsWhenValidatedThenTheVerdictsMatchTheStringBasedReference() {
+        // Given: strings built from the characters a URL parser cares about, from a fixed seed
+        var random = SplitMix64(seed: 0x5EED)
+        let starts = ["http://", "HTTPS://", "hTtP:", "http:/", "ftp://", "http", "", "https://u@"]
+        let pieces = ["h", "H", "x.org", ":", "/", "//", "[", "]", "[::1]", "@", "?", "#", "8", "0", "65535", "+", "-", ".", " ", "\t", "é", "%20"]
+        var accepted = 0
+        for _ in 0..<20_000 {
+            var text = starts[Int(random.next() % UInt64(starts.count))]
+            for _ in 0..<Int(random.next() % 8) { text += pieces[Int(random.next() % UInt64(pieces.count))] }
+            // When
+            let actual = Result { () throws(AlbumFieldError) -> String in try CoverURL(validating: text).origin }
+            let expected = Result { () throws(AlbumFieldError) -> String in try ReferenceURLParser.origin(of: text) }
+            // Then
+            #expect(actual == expected, "\(text)")
+            if case .success = expected { accepted += 1 }
+        }
+        #expect((2_000...18_000).contains(accepted), "both verdicts are exercised (\(accepted) accepted)")
+    }
+}
+
+/// A small seedable generator, so a failure names an input that reproduces.
+struct SplitMix64 {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE5_E4B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The String-based parser coverd used before it parsed bytes: the reference
+/// the byte parser must agree with, message for message.
+enum ReferenceURLParser {
+    static func origin(of text: String, maxLength: Int = 4096) throws(AlbumFieldError) -> String {
+        let bytes = Array(text.utf8)
+        guard !bytes.isEmpty else { throw .invalidURL("is empty") }
+        guard bytes.count <= maxLength else { throw .invalidURL("is \(bytes.count) bytes long (limit \(maxLength))") }
+        if let bad = bytes.first(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            let what = bad == 0x20 ? "a space" : (bad >= 0x80 ? "non-ASCII characters" : "control characters")
+            throw .invalidURL("contains \(what); percent-encode it")
+        }
+        guard let schemeEnd = text.firstIndex(of: ":") else { throw .invalidURL("is not an absolute URL") }
+        let scheme = text[..<schemeEnd].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw .invalidURL("uses the scheme '\(scheme.prefix(32))'; only http and https are fetched")
+        }
+        let rest = text[text.index(after: schemeEnd)...]
+        guard rest.hasPrefix("//") else { throw .invalidURL("has no host") }
+        let authority = rest.dropFirst(2).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPort = authority.split(separator: "@", omittingEmptySubsequences: false).last ?? ""
+        let host: Substring
+        var port: Substring = ""
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { throw .invalidURL("has a malformed IPv6 host") }
+            host = hostPort[hostPort.startIndex...close]
+            let tail = hostPort[hostPort.index(after: close)...]
+            if tail.hasPrefix(":") { port = tail.dropFirst() } else if !tail.isEmpty { throw .invalidURL("has a malformed host") }
+        } else if let colon = hostPort.lastIndex(of: ":") {
+            host = hostPort[..<colon]
+            port = hostPort[hostPort.index(after: colon)...]
+        } else {
+            host = hostPort
+        }
+        guard host.count > (host.hasPrefix("[") ? 2 : 0) else { throw .invalidURL("has no host") }
+        if !port.isEmpty {
+            guard port.count <= 5, let number = Int(port), (1...65535).contains(number) else { throw .invalidURL("has an invalid port") }
+        }
+        return "\(scheme)://\(host.lowercased())" + (port.isEmpty ? "" : ":\(port)")
     }
 }

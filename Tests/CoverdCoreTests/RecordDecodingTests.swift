@@ -81,9 +81,13 @@ struct RecordDecodingTests {
         // Then
         #expect(list.albums.map(\.position) == ["album 1 (line 2)", "album 2 (line 4)"])
         #expect(single.albums.map(\.position) == ["album (line 3)"])
-        #expect(RecordPosition.fromIndex.description == "from the index")
-        #expect(RecordPosition.none.description == "")
+    }
+
+    @Test("Given the positions that are not a JSON entry, when described, then each says where the album came from")
+    func otherPositionsDescribeThemselves() {
         #expect(RecordPosition.entry(7).description == "album 7")
+        #expect(RecordPosition.fromIndex.description == "from the index")
+        #expect(RecordPosition.unspecified.description == "")
     }
 
     @Test("Given 1 MiB strings and 100 KB URLs, when decoded, then the albums are rejected as too long")

@@ -49,15 +49,15 @@ public struct RecordScanCompleted: BusMessage {
     public var reason: Reason
     public var albumCount: Int
     public var fileCount: Int
-    /// Every album id the records hold after the scan; empty after the
+    /// Every album id the records hold after the scan; nil after the
     /// `startup` scan, where nothing needs them (albums the index knows and
     /// the records do not are the index rows no album claimed).
-    public var albumIDs: Set<AlbumID>
+    public var albumIDs: Set<AlbumID>?
     /// Record files and directories that exist but could not be read: the
     /// albums they held before are kept, not removed.
     public var unreadable: Set<String>
 
-    public init(reason: Reason, albumCount: Int, fileCount: Int, albumIDs: Set<AlbumID>, unreadable: Set<String> = []) {
+    public init(reason: Reason, albumCount: Int, fileCount: Int, albumIDs: Set<AlbumID>?, unreadable: Set<String> = []) {
         self.reason = reason
         self.albumCount = albumCount
         self.fileCount = fileCount

@@ -49,7 +49,8 @@ public struct CoverStore: Sendable {
 
     /// Deletes temporary files a crash left behind; returns their names.
     public func removeLeftovers() -> [String] {
-        listNames().filter(CoverStore.isTemporary).filter { unlink(join(directory, $0)) == 0 }
+        let hidden = listDirectory(directory, keeping: { $0.first == UInt8(ascii: ".") }) ?? []
+        return hidden.compactMap(\.name).filter(CoverStore.isTemporary).filter { unlink(join(directory, $0)) == 0 }
     }
 
     /// Names of the entries in `covers/`.

@@ -42,7 +42,7 @@ public struct Album: Sendable, Hashable {
 
     public init(
         id: AlbumID, title: String, artist: String, year: String? = nil, genre: String? = nil,
-        coverURL: CoverURL, record: String, position: RecordPosition = .none
+        coverURL: CoverURL, record: String, position: RecordPosition = .unspecified
     ) {
         fields = Fields(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: coverURL, record: record, position: position)
     }
@@ -56,7 +56,8 @@ public struct Album: Sendable, Hashable {
     }
 
     public static func == (lhs: Album, rhs: Album) -> Bool {
-        lhs.fields === rhs.fields || (!lhs.differsInContent(from: rhs) && lhs.record == rhs.record && lhs.position == rhs.position)
+        lhs.fields === rhs.fields
+            || (!lhs.differsInContent(from: rhs) && lhs.record == rhs.record && lhs.fields.position == rhs.fields.position)
     }
 
     public func hash(into hasher: inout Hasher) {
@@ -111,7 +112,7 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return .failure(.invalidURL("is not an absolute URL")) }
         let scheme = bytes[..<colon]
-        guard equalsIgnoringCase(scheme, "http") || equalsIgnoringCase(scheme, "https") else {
+        guard equalsIgnoringCase(scheme, http) || equalsIgnoringCase(scheme, https) else {
             let name = String(decoding: scheme, as: UTF8.self).lowercased()
             return .failure(.invalidURL("uses the scheme '\(name.prefix(32))'; only http and https are fetched"))
         }
@@ -152,10 +153,14 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
         return (1...65535).contains(value)
     }
 
-    private static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ word: StaticString) -> Bool {
-        guard bytes.count == word.utf8CodeUnitCount else { return false }
+    private static let http = Array("http".utf8)
+    private static let https = Array("https".utf8)
+
+    /// `bytes` equals `word` (lower-case ASCII) up to ASCII case.
+    private static func equalsIgnoringCase(_ bytes: Slice<UnsafeBufferPointer<UInt8>>, _ word: [UInt8]) -> Bool {
+        guard bytes.count == word.count else { return false }
         let lowered = bytes.lazy.map { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) ? $0 | 0x20 : $0 }
-        return zip(lowered, UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)).allSatisfy { $0 == $1 }
+        return zip(lowered, word).allSatisfy { $0 == $1 }
     }
 
     public var description: String { string }

@@ -10,15 +10,19 @@ public struct DuplicateAlbum: Sendable, Equatable {
 /// Folding changes in order keeps the net effect, so an album removed and
 /// added back in one batch (a rename) is no change at all.
 ///
-/// A full scan begun on an empty catalog (the first one) keeps only the
-/// albums that were added, in order, and `keepWinners` drops those a later
-/// file overrode: nothing is removed in such a scan, every change is an
-/// addition, and at 100,000 albums the per-id transitions cost 8 MB at the
+/// A full scan begun on an empty catalog (the first one) keeps only the ids
+/// that appeared, as their first album, and `keepWinners` replaces each by
+/// the album finally in effect: the same albums in the same order as the
+/// per-id form, without its table, which at 100,000 albums cost 8 MB at the
 /// daemon's memory peak.
 public struct CatalogChange: Sendable, Equatable {
     private var order: [AlbumID] = []
     private var entries: [AlbumID: Transition] = [:]
+    /// The additions form: one album per id that appeared, in order of appearance.
     private var additions: [Album]?
+    /// In the additions form: an id went away, so it may have appeared twice.
+    private var additionsRemovedSome = false
+    private var additionsResolved = false
     public var duplicates: [DuplicateAlbum] = []
 
     struct Transition: Sendable, Equatable {
@@ -28,9 +32,12 @@ public struct CatalogChange: Sendable, Equatable {
 
     public init() {}
 
-    /// A change for a full scan of a catalog that is empty now: see `keepWinners`.
-    init(fromEmptyCatalog: Bool) {
-        if fromEmptyCatalog { additions = [] }
+    /// A change in the additions form, for a full scan of a catalog that is
+    /// empty now; the scan calls `keepWinners` when it is done.
+    static func additionsToEmptyCatalog() -> CatalogChange {
+        var change = CatalogChange()
+        change.additions = []
+        return change
     }
 
     /// Albums that are new or whose effective record changed (content or file).
@@ -51,22 +58,33 @@ public struct CatalogChange: Sendable, Equatable {
 
     public var isEmpty: Bool { upserted.isEmpty && removed.isEmpty && duplicates.isEmpty }
 
-    /// For a change begun on an empty catalog: keeps, of the albums added,
-    /// those still in effect (`effective` is the catalog's lookup), each once.
+    /// Equal when the net effect is: the same upserts, removals and duplicates.
+    public static func == (lhs: CatalogChange, rhs: CatalogChange) -> Bool {
+        lhs.upserted == rhs.upserted && lhs.removed == rhs.removed && lhs.duplicates == rhs.duplicates
+    }
+
+    /// Ends the additions form: each id's album becomes the one in effect
+    /// (`effective` is the catalog's lookup), ids no longer in effect go.
     mutating func keepWinners(_ effective: (AlbumID) -> Album?) {
-        guard let added = additions else { return }
-        additions = nil
-        var kept: [Album] = []
-        kept.reserveCapacity(added.count)
-        // In a scan from empty nothing is removed, so a winner is never
-        // recorded twice: it is either still in effect or overridden.
-        for album in added where effective(album.id) == album { kept.append(album) }
+        guard let added = additions, !additionsResolved else { return }
+        var kept = added.compactMap { effective($0.id) }
+        if additionsRemovedSome {
+            var seen: Set<AlbumID> = []
+            kept = kept.filter { seen.insert($0.id).inserted }
+        }
         additions = kept
+        additionsResolved = true
     }
 
     mutating func record(_ id: AlbumID, before: Album?, after: Album?) {
         if additions != nil {
-            if let after { additions?.append(after) }
+            assert(!additionsResolved, "a change recorded after keepWinners")
+            if after == nil {
+                additionsRemovedSome = true
+            } else if before == nil, let after {
+                additions?.append(after)  // First appearance (or a return after a removal).
+            }
+            // Otherwise a later file overrode the winner: keepWinners reads the final one.
             return
         }
         if var entry = entries[id] {
@@ -79,6 +97,8 @@ public struct CatalogChange: Sendable, Equatable {
     }
 
     public mutating func merge(_ other: CatalogChange) {
+        // Only the scan makes the additions form, and it never merges one into another.
+        assert(other.additions == nil, "merging a change in the additions form")
         for id in other.order {
             guard let transition = other.entries[id] else { continue }
             record(id, before: transition.before, after: transition.after)

@@ -62,9 +62,13 @@ public struct JSONRecordDecoder: Sendable {
         return contents
     }
 
+    /// Every key `AlbumValidator` reads (aliases included).
+    private static let fieldNames = ["id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre"]
+
     private func fields(of members: [String: JSONNode]) -> [String: RecordFieldValue] {
         var fields: [String: RecordFieldValue] = [:]
-        for key in ["id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre"] {
+        fields.reserveCapacity(min(members.count, Self.fieldNames.count))
+        for key in Self.fieldNames {
             guard let node = members[key] else { continue }
             fields[key] = fieldValue(node.value)
         }

@@ -27,7 +27,7 @@ public struct RecordPosition: Sendable, Hashable, CustomStringConvertible {
     public static let fromIndex = RecordPosition(entry: -1, line: 0)
 
     /// No position (an album made on the command line).
-    public static let none = RecordPosition(entry: -2, line: 0)
+    public static let unspecified = RecordPosition(entry: -2, line: 0)
 
     public var description: String {
         switch entry {

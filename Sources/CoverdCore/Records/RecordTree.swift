@@ -51,10 +51,10 @@ struct RecordTree {
     /// Watches and reads the whole tree. `force` re-reads unchanged files too (reload).
     mutating func scan(force: Bool, into output: inout RecordTreeOutput) {
         let fromEmpty = catalog.fileCount == 0 && output.change.isEmpty
-        if fromEmpty { output.change = CatalogChange(fromEmptyCatalog: true) }
+        if fromEmpty { output.change = CatalogChange.additionsToEmptyCatalog() }
+        defer { if fromEmpty { output.change.keepWinners { catalog.album($0) } } }
         var seen: Set<String> = []
         scanDirectory(root, force: force, seen: &seen, into: &output)
-        if fromEmpty { output.change.keepWinners { catalog.album($0) } }
         let unreadableDirectories = output.unreadable.map { $0 + "/" }
         for path in catalog.paths where !seen.contains(path) && !unreadableDirectories.contains(where: path.hasPrefix) {
             output.change.merge(catalog.remove(path: path))

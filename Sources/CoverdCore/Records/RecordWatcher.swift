@@ -92,7 +92,7 @@ public final class RecordWatcher: Sendable {
         let (count, albums, files) = tree.withLock { tree in
             tree.scan(force: reason == .reload, into: &output)
             // The first scan's ids would only be built to go unused, at the daemon's memory peak.
-            let ids = reason == .startup ? [] : Set(tree.catalog.albums.map(\.id))
+            let ids = reason == .startup ? nil : Set(tree.catalog.albums.map(\.id))
             return (tree.catalog.albumCount, ids, tree.catalog.fileCount)
         }
         publish(output)

@@ -17,11 +17,13 @@ struct DirectoryEntry {
 }
 
 /// The entries of `path` except `.` and `..`, or nil when it cannot be opened.
+/// `keeping` sees each raw name first: entries it refuses cost no copy (a
+/// cache of 100,000 covers is listed at every start for a few leftovers).
 ///
 /// Names are read through a pointer up to their NUL: the last entry in
 /// readdir's buffer can be shorter than `d_name`'s declared 256 bytes, so
 /// copying the whole array would read past the buffer.
-func listDirectory(_ path: String) -> [DirectoryEntry]? {
+func listDirectory(_ path: String, keeping: (UnsafeRawBufferPointer) -> Bool = { _ in true }) -> [DirectoryEntry]? {
     guard let dir = opendir(path) else { return nil }
     defer { closedir(dir) }
     guard let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return nil }
@@ -29,7 +31,9 @@ func listDirectory(_ path: String) -> [DirectoryEntry]? {
     while let entry = readdir(dir) {
         let base = UnsafeRawPointer(entry) + nameOffset
         let length = strlen(base.assumingMemoryBound(to: CChar.self))
-        let raw = Array(UnsafeRawBufferPointer(start: base, count: length))
+        let name = UnsafeRawBufferPointer(start: base, count: length)
+        guard keeping(name) else { continue }
+        let raw = Array(name)
         if raw == [0x2E] || raw == [0x2E, 0x2E] { continue }
         entries.append(DirectoryEntry(name: String(validating: raw, as: UTF8.self), rawName: raw, type: entry.pointee.d_type))
     }

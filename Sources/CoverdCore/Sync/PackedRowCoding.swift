@@ -19,9 +19,17 @@ enum PackedRowCoding {
 
     private static let states: [CoverState] = [.pending, .cached, .failed]
 
+    private static func code(of state: CoverState) -> UInt64 {
+        switch state {
+        case .pending: 0
+        case .cached: 1
+        case .failed: 2
+        }
+    }
+
     /// Appends `row` to `buffer`; `recordIndex` is the row's record path in the caller's table.
     static func encode(_ row: IndexRow, recordIndex: Int, into buffer: inout [UInt8]) {
-        var flags = UInt64(states.firstIndex(of: row.state) ?? 0)
+        var flags = code(of: row.state)
         if row.year != nil { flags |= Flag.year }
         if row.genre != nil { flags |= Flag.genre }
         if row.error != nil { flags |= Flag.error }

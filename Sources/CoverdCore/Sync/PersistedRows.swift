@@ -28,7 +28,7 @@ struct PersistedRows {
     var packedBytes: Int { buffer.count + starts.count * MemoryLayout<UInt32>.stride + claimed.count }
 
     mutating func reserve(_ count: Int) {
-        buffer.reserveCapacity(count * 96)
+        buffer.reserveCapacity(count * 112)  // A little over a typical row, so loading rarely regrows it.
         starts.reserveCapacity(count)
         claimed.reserveCapacity(count)
     }
@@ -44,6 +44,7 @@ struct PersistedRows {
             recordIndex[row.record] = record
         }
         let start = buffer.count
+        precondition(start <= Int(UInt32.max), "index rows beyond 4 GiB packed")
         PackedRowCoding.encode(row, recordIndex: record, into: &buffer)
         if let last = starts.last, compareID(at: Int(last), with: Array(row.id.rawValue.utf8)) >= 0 { sorted = false }
         starts.append(UInt32(start))

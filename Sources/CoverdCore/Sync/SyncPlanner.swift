@@ -124,8 +124,8 @@ public struct SyncPlanner {
             effects.append(.index(.delete(row.id)))
             effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
         }
-        if scan.reason != .startup {
-            let missing = tracked.filter { !scan.albumIDs.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
+        if scan.reason != .startup, let present = scan.albumIDs {
+            let missing = tracked.filter { !present.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
             effects += withdraw(missing.keys.sorted(), files: files)
         }
         return effects
