@@ -56,6 +56,21 @@ struct FirstScanChangeTests {
         #expect(additions == perID)
     }
 
+    @Test func givenAnIdThatAppearsAndGoesAwayWhenResolvedThenItIsNotUpserted() throws {
+        // Given
+        let first = [try album("x", record: "/r/a.json"), try album("y", record: "/r/a.json")]
+        let second = [try album("y", record: "/r/c.json")]
+        // When
+        let (additions, perID) = both([
+            { $0.update(path: "/r/a.json", albums: first) }, { $0.remove(path: "/r/a.json") },
+            { $0.update(path: "/r/c.json", albums: second) },
+        ])
+        // Then
+        #expect(additions.upserted.map(\.id.rawValue) == ["y"])
+        #expect(additions.upserted.first?.record == "/r/c.json")
+        #expect(additions == perID)
+    }
+
     @Test func givenANestedFileAndASiblingWithTheSameIdWhenTheTreeIsScannedThenTheFirstPathWinsInItsPlace() throws {
         // Given: "a/x.json" is listed before "a.json", yet "/…/a.json" sorts first
         let directory = TestDirectory()
@@ -68,7 +83,7 @@ struct FirstScanChangeTests {
         tree.scan(force: false, into: &output)
         // Then
         let upserted = output.change.upserted
-        #expect(upserted.count == 2)
+        #expect(upserted.map(\.id.rawValue) == ["x", "y"])
         #expect(upserted.first { $0.id.rawValue == "x" }?.coverURL.string == url("sibling"))
         #expect(Set(upserted.map(\.id.rawValue)) == ["x", "y"])
         #expect(output.change.duplicates.count == 1)

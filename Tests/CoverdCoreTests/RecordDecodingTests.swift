@@ -85,6 +85,7 @@ struct RecordDecodingTests {
 
     @Test("Given the positions that are not a JSON entry, when described, then each says where the album came from")
     func otherPositionsDescribeThemselves() {
+        // Given / When / Then
         #expect(RecordPosition.entry(7).description == "album 7")
         #expect(RecordPosition.fromIndex.description == "from the index")
         #expect(RecordPosition.unspecified.description == "")

@@ -52,6 +52,7 @@ struct RecordTree {
     mutating func scan(force: Bool, into output: inout RecordTreeOutput) {
         let fromEmpty = catalog.fileCount == 0 && output.change.isEmpty
         if fromEmpty { output.change = CatalogChange.additionsToEmptyCatalog() }
+        // Deferred: the winners are read once everything below, removals included, is recorded.
         defer { if fromEmpty { output.change.keepWinners { catalog.album($0) } } }
         var seen: Set<String> = []
         scanDirectory(root, force: force, seen: &seen, into: &output)

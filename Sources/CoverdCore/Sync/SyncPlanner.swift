@@ -124,6 +124,7 @@ public struct SyncPlanner {
             effects.append(.index(.delete(row.id)))
             effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
         }
+        assert(scan.reason == .startup || scan.albumIDs != nil, "a \(scan.reason) scan without its album ids")
         if scan.reason != .startup, let present = scan.albumIDs {
             let missing = tracked.filter { !present.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
             effects += withdraw(missing.keys.sorted(), files: files)
