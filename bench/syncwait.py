@@ -15,42 +15,69 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench
+if os.geteuid() != 0:
+    sys.exit("syncwait: needs root (a loop-mounted ext4)")
 binary = sys.argv[1]
 corpus_dir = bench.corpus(10000)
 img = os.path.join(bench.WORK, "syncwait.img")
 mnt = os.path.join(bench.WORK, "syncwait")
+trace = os.path.join(bench.WORK, "syncwait.trace")
 os.makedirs(mnt, exist_ok=True)
 subprocess.run(["truncate", "-s", "12G", img], check=True)
-subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
-dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", img], capture_output=True, text=True, check=True).stdout.strip()
-subprocess.run(["mount", dev, mnt], check=True)
-bench.RUNS = mnt
-nginx = bench.Nginx(corpus_dir)
+dev = None
 try:
-    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
-    urls = [f"{nginx.base}/{n}" for n in names]
-    records = os.path.join(mnt, "albums"); bench.write_records(records, urls)
-    cache = bench.fresh("cache")
-    subprocess.run(["sync"])
-    notify = bench.NotifySocket()
-    env = dict(os.environ); env["NOTIFY_SOCKET"] = notify.path
-    open(os.path.join(bench.WORK, "empty.toml"), "w").close()
-    started = time.monotonic()
-    proc = subprocess.Popen(["strace", "-f", "-tt", "-T", "-e", "trace=syncfs,fsync,fdatasync,sync_file_range", "-o", "/tmp/sync.trace",
-                             binary, "run", "--records", records, "--cache", cache, "--config", os.path.join(bench.WORK, "empty.toml"),
-                             "--log-target", "stderr", "--concurrency", "32", "--per-host", "32"], env=env,
-                            stdout=subprocess.DEVNULL, stderr=open("/tmp/syncwait.log", "wb"))
-    expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
-    done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
-    print(f"sync took {done - started:.2f} s (under strace)")
-    child = int(open(f"/proc/{proc.pid}/task/{proc.pid}/children").read().split()[0])
-    os.kill(child, 15); proc.wait()
+    subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
+    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", img], capture_output=True, text=True, check=True).stdout.strip()
+    subprocess.run(["mount", dev, mnt], check=True)
+    bench.RUNS = mnt
+    nginx = bench.Nginx(corpus_dir)
+    try:
+        urls = [f"{nginx.base}/{n}" for n in sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))]
+        records = os.path.join(mnt, "albums")
+        bench.write_records(records, urls)
+        cache = bench.fresh("cache")
+        subprocess.run(["sync"])
+        notify = bench.NotifySocket()
+        env = dict(os.environ, NOTIFY_SOCKET=notify.path)
+        config = os.path.join(bench.WORK, "empty.toml")
+        open(config, "w").close()
+        started = time.monotonic()
+        with open(os.path.join(bench.WORK, "syncwait.log"), "wb") as log:
+            proc = subprocess.Popen(["strace", "-f", "-tt", "-T", "-e", "trace=syncfs,fsync,fdatasync,sync_file_range", "-o", trace,
+                                     binary, "run", "--records", records, "--cache", cache, "--config", config,
+                                     "--log-target", "stderr", "--concurrency", "32", "--per-host", "32"],
+                                    env=env, stdout=subprocess.DEVNULL, stderr=log)
+            try:
+                expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
+                done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
+                print(f"sync took {done - started:.2f} s (under strace)")
+            finally:
+                # coverd, strace's child, is stopped cleanly; strace exits with it (a SIGTERM to
+                # strace itself would only detach it and leave coverd running on the mount).
+                try:
+                    with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as handle:
+                        children = [int(pid) for pid in handle.read().split()]
+                except OSError:
+                    children = []
+                for pid in children:
+                    os.kill(pid, 15)
+                if not children:
+                    proc.terminate()
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+                notify.close()
+    finally:
+        nginx.stop()
 finally:
-    nginx.stop()
-    subprocess.run(["umount", mnt]); subprocess.run(["losetup", "-d", dev]); os.unlink(img)
+    if dev:
+        subprocess.run(["umount", mnt])
+        subprocess.run(["losetup", "-d", dev])
+    os.unlink(img)
 calls = collections.defaultdict(list)
-first = last = None
-for line in open("/tmp/sync.trace"):
+for line in open(trace):
     # Calls interrupted by another thread's are split: "name(… <unfinished ...>" then "<... name resumed>) = 0 <t>".
     m = re.match(r"(\d+)\s+(\d+):(\d+):([\d.]+) (?:<\.\.\. )?(\w+)(?:\(| resumed>).*<([\d.]+)>$", line.strip())
     if not m: continue

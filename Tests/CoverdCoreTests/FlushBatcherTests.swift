@@ -68,44 +68,4 @@ struct FlushBatcherTests {
             "submitted after the failure": "syncfs \(EIO)", "begun after the failure": "ok",
         ])
     }
-
-    @Test("Given renames in a group-committing directory, when their durability is requested, then the batcher's syncs make them durable, and a failed sync is reported")
-    func renamesRideOnTheBatchersSync() {
-        // Given: a tmpfs directory (trusted) whose syncs are counted, and fail once asked to
-        let syncs = Mutex(0)
-        let failing = Atomic<Bool>(false)
-        let batcher = FlushBatcher(directory: "/dev/shm") { _ in
-            syncs.withLock { $0 += 1 }
-            return failing.load(ordering: .relaxed) ? -1 : 0
-        }
-        let errors = Mutex<[String]>([])
-        let directories = DirectorySync(path: "/dev/shm", batcher: batcher) { error in errors.withLock { $0.append(error.description) } }
-        // When
-        for _ in 0..<5 { directories.request() }
-        directories.flush()
-        let afterRenames = syncs.withLock { $0 }
-        failing.store(true, ordering: .relaxed)
-        directories.request()
-        directories.flush()
-        // Then: at least one sync ran for the renames (they may share it), and the failure was heard
-        #expect((1...5).contains(afterRenames))
-        #expect(syncs.withLock { $0 } == afterRenames + 1)
-        #expect(errors.withLock { $0 }.count == 1)
-        #expect(errors.withLock { $0 }.first?.contains("syncfs") == true)
-    }
-
-    @Test("Given a directory on a filesystem that cannot be trusted, when renames are requested, then the directory itself is fsynced without the batcher")
-    func untrustedDirectoriesAreFsynced() {
-        // Given
-        let directory = TestDirectory()
-        let batcher = FlushBatcher(directory: "/proc")
-        let errors = Mutex(0)
-        let directories = DirectorySync(path: directory.path, batcher: batcher) { _ in errors.withLock { $0 += 1 } }
-        // When
-        directories.request()
-        directories.flush()
-        // Then: the directory was fsynced without error, the batcher not trusted
-        #expect(errors.withLock { $0 } == 0)
-        #expect(!batcher.groupCommits)
-    }
 }

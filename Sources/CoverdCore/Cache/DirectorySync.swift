@@ -14,34 +14,20 @@ import Musl
 /// A rename not yet synced when the power fails is found at the next start
 /// (the file is missing or does not match the index) and fetched again; the
 /// file's own data is always synced before its rename.
-///
-/// Where a `FlushBatcher` group-commits (ext4, XFS, …), renames ride on its
-/// next `syncfs`, which commits the directory's entries with everything else:
-/// a separate directory `fsync` is one more journal commit competing with
-/// the batcher's (3,453 of them, 6.7 s of blocked time, for 10,000 covers
-/// under strace).
 public final class DirectorySync: Sendable {
     private let path: String
     private let queue = DispatchQueue(label: "coverd.directory-sync")
     private let requested = Atomic<Bool>(false)
     private let onError: @Sendable (SystemError) -> Void
-    private let batcher: FlushBatcher?
 
-    /// `onError` hears of a directory that cannot be opened or synced (on the
-    /// sync's queue). With a group-committing `batcher`, its syncs do the work.
-    public init(path: String, batcher: FlushBatcher? = nil, onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
+    /// `onError` hears of a directory that cannot be opened or synced (on the sync's queue).
+    public init(path: String, onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
         self.path = path
         self.onError = onError
-        self.batcher = batcher?.groupCommits == true ? batcher : nil
     }
 
     /// Schedules a sync unless one is already waiting to start.
     public func request() {
-        if let batcher {
-            // Renamed already: the batcher's next sync, not one already running, makes it durable.
-            batcher.afterFlush(ticket: batcher.beginWrite()) { [onError] error in error.map(onError) }
-            return
-        }
         guard !requested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             requested.store(false, ordering: .releasing)
@@ -54,7 +40,6 @@ public final class DirectorySync: Sendable {
 
     /// Waits until every sync requested so far has run.
     public func flush() {
-        batcher?.waitUntilIdle()
         queue.sync {}
     }
 }

@@ -51,10 +51,10 @@ public final class CoverCoordinator: Sendable {
         self.index = index
         self.writer = writer
         self.store = store
-        flushes = FlushBatcher(directory: store.directory)
-        directorySync = DirectorySync(path: store.directory, batcher: flushes) { [bus] error in
+        directorySync = DirectorySync(path: store.directory) { [bus] error in
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
+        flushes = FlushBatcher(directory: store.directory)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
