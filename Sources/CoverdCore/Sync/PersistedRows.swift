@@ -46,7 +46,7 @@ struct PersistedRows {
         let start = buffer.count
         precondition(start <= Int(UInt32.max), "index rows beyond 4 GiB packed")
         PackedRowCoding.encode(row, recordIndex: record, into: &buffer)
-        if let last = starts.last, compareID(at: Int(last), with: Array(row.id.rawValue.utf8)) >= 0 { sorted = false }
+        if let last = starts.last, compareIDs(Int(last), start) >= 0 { sorted = false }
         starts.append(UInt32(start))
         claimed.append(false)
         unclaimedCount += 1
@@ -56,7 +56,8 @@ struct PersistedRows {
     mutating func claim(_ id: AlbumID) -> IndexRow? {
         guard unclaimedCount > 0 else { return nil }
         sortIfNeeded()
-        guard let index = position(of: Array(id.rawValue.utf8)), !claimed[index] else { return nil }
+        var raw = id.rawValue
+        guard let index = raw.withUTF8({ position(of: $0) }), !claimed[index] else { return nil }
         claimed[index] = true
         unclaimedCount -= 1
         return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
@@ -91,8 +92,8 @@ struct PersistedRows {
         sorted = true
     }
 
-    /// Binary search over the sorted rows.
-    private func position(of id: [UInt8]) -> Int? {
+    /// Binary search over the sorted rows (the ids are compared as bytes, in place).
+    private func position(of id: UnsafeBufferPointer<UInt8>) -> Int? {
         var low = 0
         var high = starts.count
         while low < high {
@@ -103,16 +104,16 @@ struct PersistedRows {
     }
 
     /// Bytewise, as SQLite orders the index's ids (and as `AlbumID`'s ASCII compares).
-    private func compareID(at offset: Int, with id: [UInt8]) -> Int {
+    private func compareID(at offset: Int, with id: UnsafeBufferPointer<UInt8>) -> Int {
         let range = PackedRowCoding.idRange(buffer, at: offset)
-        return Self.compare(buffer[range], id[...])
+        return Self.compare(buffer[range], id)
     }
 
     private func compareIDs(_ left: Int, _ right: Int) -> Int {
         Self.compare(buffer[PackedRowCoding.idRange(buffer, at: left)], buffer[PackedRowCoding.idRange(buffer, at: right)])
     }
 
-    private static func compare(_ left: ArraySlice<UInt8>, _ right: ArraySlice<UInt8>) -> Int {
+    private static func compare(_ left: ArraySlice<UInt8>, _ right: some Collection<UInt8>) -> Int {
         for (a, b) in zip(left, right) where a != b { return a < b ? -1 : 1 }
         return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
     }
