@@ -23,8 +23,9 @@ public struct TemporaryCover: Sendable {
 ///
 /// A cover is written to a hidden temporary file in the same directory,
 /// flushed (its own fsync, or a batched `syncfs`: `FlushBatcher`), then
-/// renamed over `<id>.png`, and the directory is synced; a crash at any point leaves either the old file, the new file, or
-/// a temporary file that `removeLeftovers()` deletes at the next start.
+/// renamed over `<id>.png`, and the directory is synced; a crash at any
+/// point leaves either the old file, the new file, or a temporary file that
+/// `removeLeftovers()` deletes at the next start.
 public struct CoverStore: Sendable {
     public let directory: String
     /// Free space a cover write leaves untouched, so that on a nearly full

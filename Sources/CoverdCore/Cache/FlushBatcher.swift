@@ -40,7 +40,8 @@ public final class FlushBatcher: Sendable {
     private let syncFilesystem: @Sendable (Int32) -> Int32
 
     private struct State {
-        var works: [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] = []
+        /// Tickets are checked when a work is submitted; a queued work fails with its whole batch.
+        var works: [@Sendable (SystemError?) -> Void] = []
         var running = false
         var tickets: UInt64 = 0
         /// Tickets up to this one belong to writes a failed sync may have lost.
@@ -88,7 +89,7 @@ public final class FlushBatcher: Sendable {
         }
         let (start, failure) = state.withLock { state -> (Bool, SystemError?) in
             if ticket <= state.failedThrough, let failure = state.failure { return (false, failure) }
-            state.works.append((ticket, work))
+            state.works.append(work)
             defer { state.running = true }
             return (!state.running, nil)
         }
@@ -106,7 +107,7 @@ public final class FlushBatcher: Sendable {
 
     private func runBatches() {
         while true {
-            let batch = state.withLock { state -> [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] in
+            let batch = state.withLock { state -> [@Sendable (SystemError?) -> Void] in
                 defer { state.works = [] }
                 if state.works.isEmpty { state.running = false }
                 return state.works
@@ -114,17 +115,17 @@ public final class FlushBatcher: Sendable {
             guard !batch.isEmpty else { return }
             let error: SystemError? = syncFilesystem(descriptor) == 0 ? nil : SystemError("syncfs", path: directory)
             guard let error else {
-                batch.forEach { $0.work(nil) }
+                batch.forEach { $0(nil) }
                 continue
             }
             // Every write begun before this error was seen may be the one it lost.
-            let queued = state.withLock { state -> [(ticket: UInt64, work: @Sendable (SystemError?) -> Void)] in
+            let queued = state.withLock { state -> [@Sendable (SystemError?) -> Void] in
                 state.failedThrough = state.tickets
                 state.failure = error
                 defer { state.works = [] }
                 return state.works
             }
-            (batch + queued).forEach { $0.work(error) }
+            (batch + queued).forEach { $0(error) }
         }
     }
 }

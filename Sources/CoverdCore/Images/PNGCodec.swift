@@ -64,13 +64,17 @@ private final class PNGImageHandle {
 struct PNGEncoder {
     var compressionLevel: Int
 
+    /// The PNG colour type `encode` writes for pixels of `channels` channels.
+    static func colorType(channels: Int) -> Int32 {
+        switch channels {
+        case 1: PNG_COLOR_TYPE_GRAY
+        case 3: PNG_COLOR_TYPE_RGB
+        default: PNG_COLOR_TYPE_RGB_ALPHA
+        }
+    }
+
     func encode(_ image: PixelImage, text: [(key: String, value: String)]) throws(CoverImageError) -> [UInt8] {
-        let colorType: Int32 =
-            switch image.channels {
-            case 1: PNG_COLOR_TYPE_GRAY
-            case 3: PNG_COLOR_TYPE_RGB
-            default: PNG_COLOR_TYPE_RGB_ALPHA
-            }
+        let colorType = PNGEncoder.colorType(channels: image.channels)
         // tEXt holds Latin-1 without NUL; keywords are 1–79 printable characters.
         let keys = text.map { PNGEncoder.latin1($0.key.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }.prefix(79)) }
         let values = text.map { PNGEncoder.latin1($0.value.unicodeScalars) }

@@ -25,7 +25,7 @@ public struct CatalogChange: Sendable, Equatable {
     private var additionsResolved = false
     public var duplicates: [DuplicateAlbum] = []
 
-    struct Transition: Sendable, Equatable {
+    struct Transition: Sendable {
         var before: Album?
         var after: Album?
     }
