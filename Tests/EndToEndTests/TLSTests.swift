@@ -27,14 +27,8 @@ struct TestCertificates {
 
     static func openssl(_ arguments: [String]) throws {
         let result = try runTool(["openssl"] + arguments)
-        guard result.status == 0 else { throw TLSFixtureError(message: "openssl \(arguments.first ?? ""): \(result.stderr)") }
+        guard result.status == 0 else { throw ToolError(message: "openssl \(arguments.first ?? ""): \(result.stderr)") }
     }
-}
-
-/// openssl failed while making the test's certificates.
-struct TLSFixtureError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }
 
 @Suite("End to end: TLS", .serialized)

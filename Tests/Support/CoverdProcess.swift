@@ -13,6 +13,13 @@ public var coverdBinary: String {
         .deletingLastPathComponent().appendingPathComponent(".build/debug/coverd").path
 }
 
+/// A tool that failed, or wrote something the tests cannot read.
+public struct ToolError: Error, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+    public init(message: String) { self.message = message }
+}
+
 /// The result of one `coverd` command.
 public struct CommandResult: Sendable {
     public var status: Int32

@@ -91,12 +91,12 @@ public struct Raster: Equatable, Sendable {
                 }
             }
         default:
-            throw ImageToolError(message: "not a netpbm image (\(magic.prefix(8)))")
+            throw ToolError(message: "not a netpbm image (\(magic.prefix(8)))")
         }
         offset += 1  // the single whitespace after the header
         let count = width * height * depth
         guard maxval == 255, depth >= 1, depth <= 4, bytes.count - offset >= count else {
-            throw ImageToolError(message: "unexpected netpbm image \(magic) \(width)×\(height)×\(depth) maxval \(maxval)")
+            throw ToolError(message: "unexpected netpbm image \(magic) \(width)×\(height)×\(depth) maxval \(maxval)")
         }
         self.init(width: width, height: height, channels: depth, pixels: Array(bytes[offset..<(offset + count)]))
     }
@@ -120,12 +120,6 @@ public struct Raster: Equatable, Sendable {
     }
 }
 
-/// A tool that failed or wrote something the tests cannot read.
-public struct ImageToolError: Error, CustomStringConvertible {
-    public var message: String
-    public var description: String { message }
-}
-
 /// Runs the independent image tools (libjpeg-turbo-progs, webp, netpbm,
 /// ImageMagick) through the shell in a scratch directory.
 public struct ImageTools {
@@ -140,14 +134,9 @@ public struct ImageTools {
     public func run(_ command: String, input: (name: String, bytes: [UInt8])? = nil, output: String) throws -> [UInt8] {
         if let input { try Data(input.bytes).write(to: URL(fileURLWithPath: directory + "/" + input.name)) }
         try? FileManager.default.removeItem(atPath: directory + "/" + output)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", "cd '\(directory)' && \(command) 2>stderr.txt"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let bytes = FileManager.default.contents(atPath: directory + "/" + output) else {
-            let stderr = FileManager.default.contents(atPath: directory + "/stderr.txt").map { String(decoding: $0, as: UTF8.self) } ?? ""
-            throw ImageToolError(message: "`\(command)` failed (\(process.terminationStatus)): \(stderr)")
+        let result = try runCommand("/bin/sh", ["-c", "cd '\(directory)' && \(command)"])
+        guard result.status == 0, let bytes = FileManager.default.contents(atPath: directory + "/" + output) else {
+            throw ToolError(message: "`\(command)` failed (\(result.status)): \(result.stderr)")
         }
         return [UInt8](bytes)
     }
