@@ -7,10 +7,11 @@
 #include <malloc.h>
 #include <sys/vfs.h>
 
-// syncfs(2) and sync_file_range(2) are declared only under _GNU_SOURCE.
+// syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
-extern int sync_file_range(int fd, long long offset, long long nbytes, unsigned int flags);
-static const unsigned int COVERD_SYNC_FILE_RANGE_WRITE = 2;
+// O_TMPFILE (open(2)) is defined only under _GNU_SOURCE: __O_TMPFILE | O_DIRECTORY, as on
+// x86_64 and the generic (arm64, riscv) ABI.
+static const int COVERD_O_TMPFILE = 020000000 | 0200000;
 
 // The filesystem type (statfs f_type) holding `path`, or -1 when it cannot be read.
 static inline long long coverd_filesystem_type(const char *path) {

@@ -7,6 +7,8 @@ struct CoverPreparer: Sendable {
     let store: CoverStore
     let pipeline: CoverImagePipeline
     var flushEach = false
+    /// Where unflushed covers get unnamed files (nil: always named).
+    var unnamed: UnnamedFiles?
 
     func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
         let png: [UInt8]
@@ -36,7 +38,7 @@ struct CoverPreparer: Sendable {
         for id in request.albums {
             do {
                 // Made durable before any rename: here, or in a batch by the FlushBatcher.
-                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach)
+                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach, unnamed: unnamed)
             } catch {
                 temporaries.values.forEach(store.discard)
                 return .failure(.storage(error, bytes: png.count))
