@@ -9,9 +9,6 @@
 
 // syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
-// O_TMPFILE (open(2)) is defined only under _GNU_SOURCE: __O_TMPFILE | O_DIRECTORY, as on
-// x86_64 and the generic (arm64, riscv) ABI.
-static const int COVERD_O_TMPFILE = 020000000 | 0200000;
 
 // The filesystem type (statfs f_type) holding `path`, or -1 when it cannot be read.
 static inline long long coverd_filesystem_type(const char *path) {

@@ -11,33 +11,21 @@ public struct FileStamp: Sendable, Equatable {
     public var mtime: Int64  // nanoseconds since the epoch
 }
 
-/// A fully written temporary file waiting to be made durable and renamed (or,
-/// when unnamed, linked) into place.
+/// A fully written temporary file waiting to be made durable and renamed into place.
 public struct TemporaryCover: Sendable {
-    /// The hidden file's path; for an unnamed file, the directory it will be linked into.
     public var path: String
     public var bytes: Int
-    /// Its size and mtime as written; a rename or a link keeps both.
+    /// Its size and mtime as written; a rename keeps both.
     public var stamp: FileStamp
-    /// Set when the file has no name yet (`O_TMPFILE`); it is freed when the last copy goes.
-    public var unnamed: UnnamedFile?
-
-    public init(path: String, bytes: Int, stamp: FileStamp, unnamed: UnnamedFile? = nil) {
-        self.path = path
-        self.bytes = bytes
-        self.stamp = stamp
-        self.unnamed = unnamed
-    }
 }
 
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
 ///
-/// A cover is written to a temporary file in the same directory, flushed
-/// (its own fsync, or a batched `syncfs`: `FlushBatcher`), then given its
-/// name `<id>.png` (renamed, or linked when it was unnamed: `UnnamedFiles`),
-/// and the directory is synced; a crash at any point leaves either the old
-/// file, the new file, or a temporary file that `removeLeftovers()` deletes
-/// at the next start (unnamed ones the kernel frees itself).
+/// A cover is written to a hidden temporary file in the same directory,
+/// flushed (its own fsync, or a batched `syncfs`: `FlushBatcher`), then
+/// renamed over `<id>.png`, and the directory is synced; a crash at any
+/// point leaves either the old file, the new file, or a temporary file that
+/// `removeLeftovers()` deletes at the next start.
 public struct CoverStore: Sendable {
     public let directory: String
     /// Free space a cover write leaves untouched, so that on a nearly full
@@ -80,24 +68,15 @@ public struct CoverStore: Sendable {
         return Int(space.f_bavail) &* Int(space.f_frsize) >= bytes + reserveBytes
     }
 
-    /// A fresh hidden name for a temporary file of `id`.
-    func temporaryPath(for id: AlbumID) -> String {
-        join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
-    }
-
     /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
     /// before this returns; without, the caller makes it durable (see
-    /// `FlushBatcher`) before renaming it into place, and the file is one of
-    /// `unnamed`'s when it has one to spare.
-    public func writeTemporary(
-        _ bytes: [UInt8], for id: AlbumID, flush: Bool = true, unnamed: UnnamedFiles? = nil
-    ) throws(SystemError) -> TemporaryCover {
+    /// `FlushBatcher`) before renaming it into place.
+    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
         }
-        let file = flush ? nil : unnamed?.create()
-        let path = file == nil ? temporaryPath(for: id) : directory
-        let fd = file?.descriptor ?? open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: path) }
         var failure: SystemError?
         var written = 0
@@ -115,24 +94,19 @@ public struct CoverStore: Sendable {
         if failure == nil && flush && fsync(fd) != 0 { failure = SystemError("fsync", path: path) }
         var info = stat()
         if failure == nil && fstat(fd, &info) != 0 { failure = SystemError("fstat", path: path) }
-        // An unnamed file's descriptor stays open (it is the file) until it is linked or dropped.
-        if file == nil && close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
         if let failure {
-            if file == nil { unlink(path) }
+            unlink(path)
             throw failure
         }
         let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime), unnamed: file)
+        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime))
     }
 
-    /// Renames (or links) a flushed temporary file to `<id>.png`; the caller
-    /// makes the new name durable with a `DirectorySync` of `directory`.
+    /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
+    /// rename durable with a `DirectorySync` of `directory`.
     public func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         let target = path(for: id)
-        if let file = temporary.unnamed {
-            try file.link(as: target, staging: temporaryPath(for: id))
-            return temporary.stamp
-        }
         guard rename(temporary.path, target) == 0 else {
             let error = SystemError("rename", path: target)
             unlink(temporary.path)
@@ -142,7 +116,6 @@ public struct CoverStore: Sendable {
     }
 
     public func discard(_ temporary: TemporaryCover) {
-        guard temporary.unnamed == nil else { return }  // Freed with its last reference.
         unlink(temporary.path)
     }
 

@@ -18,8 +18,6 @@ public final class CoverCoordinator: Sendable {
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
-    /// Unnamed temporary files where the batcher group-commits (otherwise each file is fsynced under its own name).
-    private let unnamed: UnnamedFiles?
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
@@ -57,7 +55,6 @@ public final class CoverCoordinator: Sendable {
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
         flushes = FlushBatcher(directory: store.directory)
-        unnamed = flushes.groupCommits ? UnnamedFiles(directory: store.directory) : nil
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
@@ -197,7 +194,7 @@ public final class CoverCoordinator: Sendable {
                 fetcher.cancel(id)
             case .prepare(let request):
                 let pipeline = CoverImagePipeline(limits: configuration.images, output: configuration.imageOutput)
-                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits, unnamed: unnamed))
+                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
             case .index(let change):
                 changes.append(change)
             case .post(let message):

@@ -7,8 +7,6 @@ struct CoverPreparer: Sendable {
     let store: CoverStore
     let pipeline: CoverImagePipeline
     var flushEach = false
-    /// Where unflushed covers get unnamed files (nil: always named).
-    var unnamed: UnnamedFiles?
 
     func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
         let png: [UInt8]
@@ -38,7 +36,7 @@ struct CoverPreparer: Sendable {
         for id in request.albums {
             do {
                 // Made durable before any rename: here, or in a batch by the FlushBatcher.
-                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach, unnamed: unnamed)
+                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach)
             } catch {
                 temporaries.values.forEach(store.discard)
                 return .failure(.storage(error, bytes: png.count))
