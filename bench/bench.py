@@ -20,6 +20,7 @@ import json
 import os
 import random
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -204,8 +205,10 @@ class Inotify:
 
     def wait_for(self, name, timeout):
         deadline = time.monotonic() + timeout
-        buffer = ctypes.create_string_buffer(65536)
         while time.monotonic() < deadline:
+            # Wait no longer than the deadline: a cover that never arrives is an error, not a hang.
+            if not select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                break
             count = os.read(self.fd, 65536)
             now = time.monotonic()
             offset = 0
