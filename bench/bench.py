@@ -335,9 +335,7 @@ EXTRA_ARGS = os.environ.get("COVERD_BENCH_ARGS", "").split()
 
 class ScratchFilesystem:
     def __init__(self, gigabytes, use=True):
-        # BENCH_RAMDISK=1: ext4 on a loop device whose image lives in memory, so every
-        # fsync and journal commit is real but the device itself is not the limit.
-        self.image = os.path.join("/dev/shm" if os.environ.get("BENCH_RAMDISK") else WORK, "scratch.img")
+        self.image = os.path.join(WORK, "scratch.img")
         self.mounted = False
         self.in_memory = False
         if not use:
