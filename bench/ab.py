@@ -1,77 +1,126 @@
 #!/usr/bin/env python3
-"""A/B of coverd builds on the full sync: `python3 bench/ab.py NAME=BINARY ... [--rounds N]`.
+"""A/B of coverd builds on the full sync: `python3 bench/ab.py NAME=BINARY NAME=BINARY … [--rounds N] [--curl]`.
 
-Each run gets a fresh ext4 filesystem on a loop device (so no run inherits another's
-deleted inodes or dirty pages), the builds alternate round by round, and curl -Z runs
-beside them with `--curl`. `--backing /dev/shm` puts the filesystem's image in memory:
-every fsync and journal commit is still real, but the device is no longer the limit, so
-what is left is the programs' own cost. Needs root (losetup, mount). Timings are printed,
-never asserted.
+Each run gets a fresh ext4 filesystem on a loop device, thrown away after it (so no
+run inherits another's deleted inodes or dirty pages). The builds, and curl -Z with
+`--curl`, take turns: each round starts one place further along the list, so none
+always runs first or last. `--backing /dev/shm` puts the filesystem's image in memory:
+every fsync and journal commit is still real, but the device is no longer the limit,
+so what is left is the programs' own cost. Needs root (losetup, mount). Timings are
+printed, never asserted; every run's covers are checked byte for byte.
 """
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 
 import bench
 
+CURL = "curl"
 
-def fresh_filesystem(backing, gigabytes=4):
+
+def fresh_filesystem(backing, gigabytes):
+    """A new ext4 on a loop device mounted at bench.RUNS; undoes its own steps if one fails."""
     image = os.path.join(backing, f"ab-{os.getpid()}.img")
-    with open(image, "wb") as handle:
-        handle.truncate(gigabytes << 30)
-    subprocess.run(["mkfs.ext4", "-q", "-F", image], check=True)
-    device = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", image],
-                            capture_output=True, text=True, check=True).stdout.strip()
-    os.makedirs(bench.RUNS, exist_ok=True)
-    subprocess.run(["mount", device, bench.RUNS], check=True)
-    return image, device
+    device = None
+    try:
+        with open(image, "wb") as handle:
+            handle.truncate(gigabytes << 30)
+        subprocess.run(["mkfs.ext4", "-q", "-F", image], check=True)
+        device = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", image],
+                                capture_output=True, text=True, check=True).stdout.strip()
+        os.makedirs(bench.RUNS, exist_ok=True)
+        subprocess.run(["mount", device, bench.RUNS], check=True)
+        return image, device
+    except BaseException:
+        if device:
+            subprocess.run(["losetup", "-d", device], check=False)
+        if os.path.exists(image):
+            os.unlink(image)
+        raise
 
 
 def drop_filesystem(image, device):
-    subprocess.run(["umount", bench.RUNS], check=False)
+    unmounted = subprocess.run(["umount", bench.RUNS]).returncode == 0
+    if not unmounted:
+        # Something still uses it (a daemon that did not stop): keep the image, say so.
+        raise RuntimeError(f"cannot unmount {bench.RUNS}; {device} and {image} left in place")
     subprocess.run(["losetup", "-d", device], check=False)
     os.unlink(image)
 
 
+def parse_builds(parser, arguments):
+    builds = {}
+    for argument in arguments:
+        name, separator, binary = argument.partition("=")
+        if not separator or not name or not binary:
+            parser.error(f"{argument!r}: expected NAME=BINARY")
+        if name in builds or name == CURL:
+            parser.error(f"{name!r}: each build needs its own name (and not {CURL!r})")
+        if not os.access(binary, os.X_OK):
+            parser.error(f"{binary}: not an executable file")
+        builds[name] = os.path.abspath(binary)
+    return builds
+
+
+def one_run(name, builds, urls, corpus_dir, parallel):
+    if name == CURL:
+        elapsed = bench.run_curl(urls, parallel)
+        bad = bench.verify_curl(bench.LAST_CURL_DIR, urls, corpus_dir)
+        return elapsed, f"{bench.LAST_CURL_CPU:.2f} s CPU, {bad} bad; {bench.LAST_CURL_SYNCED:.2f} s with sync"
+    elapsed, _, _, cache = bench.run_coverd_sync(builds[name], urls, parallel)
+    return elapsed, f"{bench.LAST_CPU:.2f} s CPU, {bench.verify_cache(cache, urls, corpus_dir)} bad"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("builds", nargs="+", help="NAME=BINARY, two or more")
+    parser.add_argument("builds", nargs="+", help="NAME=BINARY (two or more, or one with --curl)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--count", type=int, default=10_000)
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--backing", default=bench.WORK, help="where the filesystem image lives (default: on disk)")
     parser.add_argument("--curl", action="store_true", help="run curl -Z each round too")
     args = parser.parse_args()
+    builds = parse_builds(parser, args.builds)
+    order = [*builds, *([CURL] if args.curl else [])]
+    if len(order) < 2:
+        parser.error("nothing to compare: give two builds, or one and --curl")
     if os.geteuid() != 0:
         sys.exit("ab.py needs root: it makes a loop-mounted filesystem per run")
-    builds = dict(build.split("=", 1) for build in args.builds)
     os.makedirs(bench.WORK, exist_ok=True)
     corpus_dir = bench.corpus(args.count)
+    # Room for one run's covers (at most 250 KB each) and its records, with margin.
+    gigabytes = max(2, (args.count * 250 * 1024 >> 30) + 2)
     nginx = bench.Nginx(corpus_dir)
-    urls = [f"{nginx.base}/{name}" for name in sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))]
-    results = {name: [] for name in [*builds, *(["curl -Z"] if args.curl else [])]}
+    results = {name: [] for name in order}
     try:
+        urls = [f"{nginx.base}/{name}" for name in sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))]
+        # Warm up: nginx's first connection, and the corpus in the page cache, before anyone is timed.
+        subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]], check=True)
+        for name in os.listdir(corpus_dir):
+            with open(os.path.join(corpus_dir, name), "rb") as handle:
+                while handle.read(1 << 20):
+                    pass
         for round_ in range(args.rounds):
-            for name in results:
-                image, device = fresh_filesystem(args.backing)
+            for name in order[round_ % len(order):] + order[:round_ % len(order)]:
+                image, device = fresh_filesystem(args.backing, gigabytes)
                 try:
-                    if name == "curl -Z":
-                        elapsed = bench.run_curl(urls, args.parallel)
-                        detail = f"{bench.LAST_CURL_SYNCED:.2f} s with sync"
-                    else:
-                        elapsed, _, _, cache = bench.run_coverd_sync(builds[name], urls, args.parallel)
-                        detail = f"{bench.LAST_CPU:.2f} s CPU, {bench.verify_cache(cache, urls, corpus_dir)} bad"
+                    elapsed, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
                 finally:
                     drop_filesystem(image, device)
                 results[name].append(elapsed)
                 print(f"# round {round_ + 1}: {name} {elapsed:.2f} s ({detail})", flush=True)
     finally:
         nginx.stop()
-        subprocess.run(["umount", bench.RUNS], stderr=subprocess.DEVNULL)
+        shutil.rmtree(bench.RUNS, ignore_errors=True)
     for name, times in results.items():
         print(f"{name}: {' / '.join(f'{t:.2f}' for t in times)} s, median {statistics.median(times):.2f} s")
+    if args.curl:
+        for name in builds:
+            ratios = [a / b for a, b in zip(results[name], results[CURL])]
+            print(f"{name} / curl, median of the per-round ratios: {statistics.median(ratios):.2f}")
 
 
 if __name__ == "__main__":

@@ -171,8 +171,9 @@ class NotifySocket:
                 self.messages.append((now, fields))
                 self.changed.notify_all()
 
-    def wait_for(self, predicate, timeout):
-        """Waits until a message not yet looked at satisfies `predicate(fields)`; returns its arrival time."""
+    def wait_for(self, predicate, timeout, process=None):
+        """Waits until a message not yet looked at satisfies `predicate(fields)`; returns its arrival time.
+        With `process`, gives up as soon as it has exited."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
@@ -182,10 +183,12 @@ class NotifySocket:
                     if predicate(fields):
                         self.last_fields = fields
                         return arrived
+                if process is not None and process.poll() is not None:
+                    raise RuntimeError(f"coverd exited with status {process.returncode} before the expected sd_notify message")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError("no matching sd_notify message")
-                self.changed.wait(remaining)
+                self.changed.wait(min(remaining, 1.0))
 
     def close(self):
         self.sock.shutdown(socket.SHUT_RDWR)
@@ -201,7 +204,9 @@ class Inotify:
     def __init__(self, directory):
         self.libc = ctypes.CDLL("libc.so.6", use_errno=True)
         self.fd = self.libc.inotify_init1(0)
-        self.libc.inotify_add_watch(self.fd, directory.encode(), self.IN_MOVED_TO)
+        if self.fd < 0 or self.libc.inotify_add_watch(self.fd, directory.encode(), self.IN_MOVED_TO) < 0:
+            error = ctypes.get_errno()
+            raise OSError(error, f"inotify on {directory}: {os.strerror(error)}")
 
     def wait_for(self, name, timeout):
         deadline = time.monotonic() + timeout
@@ -393,13 +398,16 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     notify = NotifySocket()
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
     daemon = Coverd(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], notify, profiled_run=run)
-    done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
-    elapsed = done - daemon.started
-    rss = status_kb(daemon.pid, "VmHWM")
-    global LAST_CPU
-    LAST_CPU = cpu_seconds(daemon.pid)
-    status = daemon.stop()
-    notify.close()
+    try:
+        done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600, process=daemon.process)
+        elapsed = done - daemon.started
+        rss = status_kb(daemon.pid, "VmHWM")
+        global LAST_CPU
+        LAST_CPU = cpu_seconds(daemon.pid)
+    finally:
+        # Also when the wait fails: a daemon left running would keep the scratch filesystem busy.
+        status = daemon.stop()
+        notify.close()
     return elapsed, rss, status, cache
 
 
@@ -483,23 +491,27 @@ def latency(binary, nginx, corpus_dir, count=200):
     os.makedirs(records)
     notify = NotifySocket()
     daemon = Coverd(binary, records, cache, (), notify)
-    notify.wait_for(lambda f: f.get("READY") == "1", 60)
-    watcher = Inotify(os.path.join(cache, "covers"))
-    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))[:count]
-    samples = []
-    for index, name in enumerate(names):
-        path = os.path.join(records, f"l{index:04d}.json")
-        with open(path, "w") as handle:
-            json.dump({"id": f"lat{index:04d}", "title": f"Latency {index}", "artist": "Bench",
-                       "cover_url": f"{nginx.base}/{name}?latency"}, handle)
-        closed = time.monotonic()  # right after close(): the record is complete now
-        samples.append(watcher.wait_for(f"lat{index:04d}.png", 30) - closed)
-    watcher.close()
-    # Idle: nothing to do for 30 s; no watchdog (no WATCHDOG_USEC).
-    time.sleep(1)
-    idle = idle_cpu(daemon.pid, 30)
-    daemon.stop()
-    notify.close()
+    try:
+        notify.wait_for(lambda f: f.get("READY") == "1", 60, process=daemon.process)
+        watcher = Inotify(os.path.join(cache, "covers"))
+        try:
+            names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))[:count]
+            samples = []
+            for index, name in enumerate(names):
+                path = os.path.join(records, f"l{index:04d}.json")
+                with open(path, "w") as handle:
+                    json.dump({"id": f"lat{index:04d}", "title": f"Latency {index}", "artist": "Bench",
+                               "cover_url": f"{nginx.base}/{name}?latency"}, handle)
+                closed = time.monotonic()  # right after close(): the record is complete now
+                samples.append(watcher.wait_for(f"lat{index:04d}.png", 30) - closed)
+        finally:
+            watcher.close()
+        # Idle: nothing to do for 30 s; no watchdog (no WATCHDOG_USEC).
+        time.sleep(1)
+        idle = idle_cpu(daemon.pid, 30)
+    finally:
+        daemon.stop()
+        notify.close()
     samples.sort()
     return samples[len(samples) // 2], samples[int(len(samples) * 0.99) - 1], idle
 
