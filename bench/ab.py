@@ -3,11 +3,13 @@
 
 Each run gets a fresh ext4 filesystem on a loop device, thrown away after it (so no
 run inherits another's deleted inodes or dirty pages). The builds, and curl -Z with
-`--curl`, take turns: each round starts one place further along the list, so none
-always runs first or last. `--backing /dev/shm` puts the filesystem's image in memory:
+`--curl`, take turns: each round starts one place further along the list, so over a
+number of rounds that is a multiple of the list's length each runs in every place
+equally often. `--backing /dev/shm` puts the filesystem's image in memory:
 every fsync and journal commit is still real, but the device is no longer the limit,
 so what is left is the programs' own cost. Needs root (losetup, mount). Timings are
-printed, never asserted; every run's covers are checked byte for byte.
+printed, never asserted; every run's covers are checked byte for byte, and a run
+with a bad cover or a failed exit makes the script exit 1.
 """
 import argparse
 import os
@@ -59,19 +61,21 @@ def parse_builds(parser, arguments):
             parser.error(f"{argument!r}: expected NAME=BINARY")
         if name in builds or name == CURL:
             parser.error(f"{name!r}: each build needs its own name (and not {CURL!r})")
-        if not os.access(binary, os.X_OK):
+        if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
             parser.error(f"{binary}: not an executable file")
         builds[name] = os.path.abspath(binary)
     return builds
 
 
 def one_run(name, builds, urls, corpus_dir, parallel):
+    """(seconds, whether the run was good, what to print about it)."""
     if name == CURL:
         elapsed = bench.run_curl(urls, parallel)
         bad = bench.verify_curl(bench.LAST_CURL_DIR, urls, corpus_dir)
-        return elapsed, f"{bench.LAST_CURL_CPU:.2f} s CPU, {bad} bad; {bench.LAST_CURL_SYNCED:.2f} s with sync"
-    elapsed, _, _, cache = bench.run_coverd_sync(builds[name], urls, parallel)
-    return elapsed, f"{bench.LAST_CPU:.2f} s CPU, {bench.verify_cache(cache, urls, corpus_dir)} bad"
+        return elapsed, bad == 0, f"{bench.LAST_CURL_CPU:.2f} s CPU, {bad} bad; {bench.LAST_CURL_SYNCED:.2f} s with sync"
+    elapsed, _, status, cache = bench.run_coverd_sync(builds[name], urls, parallel)
+    bad = bench.verify_cache(cache, urls, corpus_dir)
+    return elapsed, bad == 0 and status == 0, f"{bench.LAST_CPU:.2f} s CPU, {bad} bad, exit status {status}"
 
 
 def main():
@@ -83,6 +87,9 @@ def main():
     parser.add_argument("--backing", default=bench.WORK, help="where the filesystem image lives (default: on disk)")
     parser.add_argument("--curl", action="store_true", help="run curl -Z each round too")
     args = parser.parse_args()
+    for option in ("rounds", "count", "parallel"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option} must be at least 1")
     builds = parse_builds(parser, args.builds)
     order = [*builds, *([CURL] if args.curl else [])]
     if len(order) < 2:
@@ -91,14 +98,16 @@ def main():
         sys.exit("ab.py needs root: it makes a loop-mounted filesystem per run")
     os.makedirs(bench.WORK, exist_ok=True)
     corpus_dir = bench.corpus(args.count)
-    # Room for one run's covers (at most 250 KB each) and its records, with margin.
-    gigabytes = max(2, (args.count * 250 * 1024 >> 30) + 2)
+    # Room for one run's covers (the corpus's own bytes) and its records, with margin.
+    corpus_bytes = sum(os.path.getsize(os.path.join(corpus_dir, name)) for name in os.listdir(corpus_dir))
+    gigabytes = max(2, (corpus_bytes >> 30) + 2)
     nginx = bench.Nginx(corpus_dir)
     results = {name: [] for name in order}
+    failed = []
     try:
         urls = [f"{nginx.base}/{name}" for name in sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))]
         # Warm up: nginx's first connection, and the corpus in the page cache, before anyone is timed.
-        subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]], check=True)
+        subprocess.run(["curl", "--fail", "-s", "-o", "/dev/null", urls[0]], check=True)
         for name in os.listdir(corpus_dir):
             with open(os.path.join(corpus_dir, name), "rb") as handle:
                 while handle.read(1 << 20):
@@ -107,20 +116,25 @@ def main():
             for name in order[round_ % len(order):] + order[:round_ % len(order)]:
                 image, device = fresh_filesystem(args.backing, gigabytes)
                 try:
-                    elapsed, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
+                    elapsed, good, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
                 finally:
                     drop_filesystem(image, device)
                 results[name].append(elapsed)
+                if not good:
+                    failed.append(f"round {round_ + 1}: {name}")
                 print(f"# round {round_ + 1}: {name} {elapsed:.2f} s ({detail})", flush=True)
     finally:
         nginx.stop()
-        shutil.rmtree(bench.RUNS, ignore_errors=True)
+        if not os.path.ismount(bench.RUNS):  # Never delete into a filesystem left mounted (see drop_filesystem).
+            shutil.rmtree(bench.RUNS, ignore_errors=True)
     for name, times in results.items():
-        print(f"{name}: {' / '.join(f'{t:.2f}' for t in times)} s, median {statistics.median(times):.2f} s")
+        print(f"{name}: {' / '.join(f'{t:.3f}' for t in times)} s, median {statistics.median(times):.3f} s")
     if args.curl:
         for name in builds:
             ratios = [a / b for a, b in zip(results[name], results[CURL])]
-            print(f"{name} / curl, median of the per-round ratios: {statistics.median(ratios):.2f}")
+            print(f"{name} / curl, per round {' / '.join(f'{r:.3f}' for r in ratios)}, median {statistics.median(ratios):.3f}")
+    if failed:
+        sys.exit(f"runs with a bad cover or a failed exit: {', '.join(failed)}")
 
 
 if __name__ == "__main__":

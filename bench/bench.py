@@ -15,6 +15,7 @@ Timings are printed, never asserted. `--check` runs a small sync and only
 verifies that every cover arrived intact (used by `make test`).
 """
 import argparse
+import contextlib
 import ctypes
 import json
 import os
@@ -173,7 +174,7 @@ class NotifySocket:
 
     def wait_for(self, predicate, timeout, process=None):
         """Waits until a message not yet looked at satisfies `predicate(fields)`; returns its arrival time.
-        With `process`, gives up as soon as it has exited."""
+        With `process`, gives up within a second of its exit."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
@@ -206,6 +207,8 @@ class Inotify:
         self.fd = self.libc.inotify_init1(0)
         if self.fd < 0 or self.libc.inotify_add_watch(self.fd, directory.encode(), self.IN_MOVED_TO) < 0:
             error = ctypes.get_errno()
+            if self.fd >= 0:
+                os.close(self.fd)
             raise OSError(error, f"inotify on {directory}: {os.strerror(error)}")
 
     def wait_for(self, name, timeout):
@@ -290,6 +293,7 @@ class Coverd:
             command = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "1999", "-g", "-o", profile, "--", *command]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=self.log)
         self.profiled = bool(profile)
+        self.status = None
 
     @property
     def pid(self):
@@ -305,11 +309,39 @@ class Coverd:
         raise RuntimeError("perf did not start coverd")
 
     def stop(self):
-        if self.process.poll() is None:
-            os.kill(self.pid, signal.SIGTERM)
-        status = self.process.wait(timeout=60)
-        self.log.close()
-        return status
+        """SIGTERM, then the exit status; a daemon that does not stop within 60 s is killed and
+        reported. Safe to call twice."""
+        if self.status is not None:
+            return self.status
+        try:
+            if self.process.poll() is None:
+                os.kill(self.pid, signal.SIGTERM)
+            try:
+                self.status = self.process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError, RuntimeError):
+                    os.kill(self.pid, signal.SIGKILL)  # coverd itself, also under perf
+                self.process.kill()
+                self.status = self.process.wait()
+                raise RuntimeError("coverd did not stop within 60 s of SIGTERM; killed")
+        finally:
+            self.log.close()
+        return self.status
+
+
+@contextlib.contextmanager
+def running(binary, records, cache, extra=(), profiled_run=None):
+    """coverd on a NOTIFY_SOCKET of its own, as (daemon, notify); however the block ends, the
+    daemon is stopped (its status in `daemon.status`) and the socket closed."""
+    notify = NotifySocket()
+    try:
+        daemon = Coverd(binary, records, cache, extra, notify, profiled_run=profiled_run)
+        try:
+            yield daemon, notify
+        finally:
+            daemon.stop()
+    finally:
+        notify.close()
 
 
 def write_records(directory, urls, files=100, ids=None):
@@ -374,10 +406,12 @@ class ScratchFilesystem:
         self.mounted = True
 
     def close(self):
-        if self.mounted:
-            subprocess.run(["umount", RUNS], check=False)
-            if self.device:
-                subprocess.run(["losetup", "-d", self.device], check=False)
+        if self.mounted and subprocess.run(["umount", RUNS]).returncode != 0:
+            # Something still uses it: leave everything in place rather than delete files under it.
+            print(f"# cannot unmount {RUNS}; it and {self.image} are left in place", flush=True)
+            return
+        if self.mounted and self.device:
+            subprocess.run(["losetup", "-d", self.device], check=False)
         if os.path.exists(self.image):
             os.unlink(self.image)
         shutil.rmtree(RUNS, ignore_errors=True)
@@ -395,20 +429,15 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     if not os.path.exists(records):
         write_records(records, urls)
     subprocess.run(["sync"])
-    notify = NotifySocket()
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
-    daemon = Coverd(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], notify, profiled_run=run)
-    try:
+    global LAST_CPU
+    # Stopped however the wait ends: a daemon left running would keep the scratch filesystem busy.
+    with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run) as (daemon, notify):
         done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600, process=daemon.process)
         elapsed = done - daemon.started
         rss = status_kb(daemon.pid, "VmHWM")
-        global LAST_CPU
         LAST_CPU = cpu_seconds(daemon.pid)
-    finally:
-        # Also when the wait fails: a daemon left running would keep the scratch filesystem busy.
-        status = daemon.stop()
-        notify.close()
-    return elapsed, rss, status, cache
+    return elapsed, rss, daemon.status, cache
 
 
 def run_curl(urls, parallel):
@@ -489,9 +518,7 @@ def latency(binary, nginx, corpus_dir, count=200):
     cache = os.path.join(WORK, "latency", "cache")
     shutil.rmtree(os.path.join(WORK, "latency"), ignore_errors=True)
     os.makedirs(records)
-    notify = NotifySocket()
-    daemon = Coverd(binary, records, cache, (), notify)
-    try:
+    with running(binary, records, cache) as (daemon, notify):
         notify.wait_for(lambda f: f.get("READY") == "1", 60, process=daemon.process)
         watcher = Inotify(os.path.join(cache, "covers"))
         try:
@@ -509,9 +536,6 @@ def latency(binary, nginx, corpus_dir, count=200):
         # Idle: nothing to do for 30 s; no watchdog (no WATCHDOG_USEC).
         time.sleep(1)
         idle = idle_cpu(daemon.pid, 30)
-    finally:
-        daemon.stop()
-        notify.close()
     samples.sort()
     return samples[len(samples) // 2], samples[int(len(samples) * 0.99) - 1], idle
 
@@ -527,11 +551,9 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         print(f"# scale: first sync of {albums} albums (setup, not measured)", flush=True)
         shutil.rmtree(base, ignore_errors=True)
         write_records(records, urls, files)
-        notify = NotifySocket()
-        daemon = Coverd(binary, records, cache, ["--concurrency", "32", "--per-host", "32"], notify)
-        notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600)
-        daemon.stop()
-        notify.close()
+        with running(binary, records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
+            notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600,
+                            process=daemon.process)
         open(marker, "w").close()
     subprocess.run(["sync"])
     before = nginx.requests()
@@ -545,25 +567,19 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         print(f"# scale: cannot drop the page cache ({error.strerror}); no cold-start row", flush=True)
         dropped = False
     if dropped:
-        notify = NotifySocket()
-        daemon = Coverd(binary, records, cache, (), notify)
-        cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-        daemon.stop()
-        notify.close()
+        with running(binary, records, cache) as (daemon, notify):
+            cold = notify.wait_for(lambda f: f.get("READY") == "1", 120, process=daemon.process) - daemon.started
     # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.
-    notify = NotifySocket()
-    daemon = Coverd(binary, records, cache, (), notify)
-    ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-    settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
-    if notify.last_fields.get("STATUS") != settled:
-        notify.wait_for(lambda f: f.get("STATUS") == settled, 120)
-    rss = status_kb(daemon.pid, "VmHWM")
-    started = time.monotonic()
-    output = subprocess.run([binary, "status", "--json", "--cache", cache], capture_output=True, check=True)
-    status_time = time.monotonic() - started
-    json.loads(output.stdout)
-    daemon.stop()
-    notify.close()
+    with running(binary, records, cache) as (daemon, notify):
+        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120, process=daemon.process) - daemon.started
+        settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
+        if notify.last_fields.get("STATUS") != settled:
+            notify.wait_for(lambda f: f.get("STATUS") == settled, 120, process=daemon.process)
+        rss = status_kb(daemon.pid, "VmHWM")
+        started = time.monotonic()
+        output = subprocess.run([binary, "status", "--json", "--cache", cache], capture_output=True, check=True)
+        status_time = time.monotonic() - started
+        json.loads(output.stdout)
     return ready, cold, rss, nginx.requests() - before, status_time
 
 

@@ -98,13 +98,10 @@ def conversion_rows(bench, binary, nginx, corpus_dir, runs):
         if run % 2:
             tool_times.append(run_tools(corpus_dir, names, bench.fresh("jpeg-tools")))
         cache = bench.fresh("jpeg-cache")
-        notify = bench.NotifySocket()
         expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
-        daemon = bench.Coverd(binary, records, cache, ["--concurrency", "32", "--per-host", "32"], notify)
-        elapsed = notify.wait_for(lambda f: f.get("STATUS") == expected, 1200) - daemon.started
-        cpu.append(bench.cpu_seconds(daemon.pid))
-        daemon.stop()
-        notify.close()
+        with bench.running(binary, records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
+            elapsed = notify.wait_for(lambda f: f.get("STATUS") == expected, 1200, process=daemon.process) - daemon.started
+            cpu.append(bench.cpu_seconds(daemon.pid))
         bad = check_converted(cache, names, corpus_dir)
         coverd_times.append(elapsed)
         if run % 2 == 0:
@@ -128,9 +125,7 @@ def check(bench, binary, nginx, corpus_dir):
     records = bench.fresh("jpeg-albums")
     bench.write_records(records, urls, files=2, ids=[f"j{index:05d}" for index in range(len(urls))])
     cache = bench.fresh("jpeg-cache")
-    notify = bench.NotifySocket()
-    daemon = bench.Coverd(binary, records, cache, (), notify)
-    notify.wait_for(lambda f: f.get("STATUS") == f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed", 120)
-    daemon.stop()
-    notify.close()
+    expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
+    with bench.running(binary, records, cache) as (daemon, notify):
+        notify.wait_for(lambda f: f.get("STATUS") == expected, 120, process=daemon.process)
     return check_converted(cache, names, corpus_dir)

@@ -43,7 +43,7 @@ try:
         open(config, "w").close()
         started = time.monotonic()
         with open(os.path.join(bench.WORK, "syncwait.log"), "wb") as log:
-            proc = subprocess.Popen(["strace", "-f", "-tt", "-T", "-e", "trace=syncfs,fsync,fdatasync", "-o", trace,
+            proc = subprocess.Popen(["strace", "-f", "-tt", "-T", "-e", "trace=syncfs,fsync,fdatasync,sync_file_range", "-o", trace,
                                      binary, "run", "--records", records, "--cache", cache, "--config", config,
                                      "--log-target", "stderr", "--concurrency", "32", "--per-host", "32"],
                                     env=env, stdout=subprocess.DEVNULL, stderr=log)
