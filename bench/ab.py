@@ -23,36 +23,6 @@ import bench
 CURL = "curl"
 
 
-def fresh_filesystem(backing, gigabytes):
-    """A new ext4 on a loop device mounted at bench.RUNS; undoes its own steps if one fails."""
-    image = os.path.join(backing, f"ab-{os.getpid()}.img")
-    device = None
-    try:
-        with open(image, "wb") as handle:
-            handle.truncate(gigabytes << 30)
-        subprocess.run(["mkfs.ext4", "-q", "-F", image], check=True)
-        device = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", image],
-                                capture_output=True, text=True, check=True).stdout.strip()
-        os.makedirs(bench.RUNS, exist_ok=True)
-        subprocess.run(["mount", device, bench.RUNS], check=True)
-        return image, device
-    except BaseException:
-        if device:
-            subprocess.run(["losetup", "-d", device], check=False)
-        if os.path.exists(image):
-            os.unlink(image)
-        raise
-
-
-def drop_filesystem(image, device):
-    unmounted = subprocess.run(["umount", bench.RUNS]).returncode == 0
-    if not unmounted:
-        # Something still uses it (a daemon that did not stop): keep the image, say so.
-        raise RuntimeError(f"cannot unmount {bench.RUNS}; {device} and {image} left in place")
-    subprocess.run(["losetup", "-d", device], check=False)
-    os.unlink(image)
-
-
 def parse_builds(parser, arguments):
     builds = {}
     for argument in arguments:
@@ -114,18 +84,19 @@ def main():
                     pass
         for round_ in range(args.rounds):
             for name in order[round_ % len(order):] + order[:round_ % len(order)]:
-                image, device = fresh_filesystem(args.backing, gigabytes)
+                scratch = bench.ScratchFilesystem(gigabytes, image_directory=args.backing)
                 try:
                     elapsed, good, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
                 finally:
-                    drop_filesystem(image, device)
+                    if not scratch.close():
+                        raise RuntimeError(f"{bench.RUNS} is still in use after {name}'s run")
                 results[name].append(elapsed)
                 if not good:
                     failed.append(f"round {round_ + 1}: {name}")
                 print(f"# round {round_ + 1}: {name} {elapsed:.2f} s ({detail})", flush=True)
     finally:
         nginx.stop()
-        if not os.path.ismount(bench.RUNS):  # Never delete into a filesystem left mounted (see drop_filesystem).
+        if not os.path.ismount(bench.RUNS):  # Never delete into a filesystem left mounted.
             shutil.rmtree(bench.RUNS, ignore_errors=True)
     for name, times in results.items():
         print(f"{name}: {' / '.join(f'{t:.3f}' for t in times)} s, median {statistics.median(times):.3f} s")

@@ -371,8 +371,12 @@ EXTRA_ARGS = os.environ.get("COVERD_BENCH_ARGS", "").split()
 
 
 class ScratchFilesystem:
-    def __init__(self, gigabytes, use=True):
-        self.image = os.path.join(WORK, "scratch.img")
+    """A fresh filesystem mounted at RUNS: ext4 on a loop device whose image lives in
+    `image_directory` (tmpfs with BENCH_TMPFS), or, where that cannot be had, nothing
+    (runs then write to the working directory's filesystem, as printed)."""
+
+    def __init__(self, gigabytes, use=True, image_directory=WORK):
+        self.image = os.path.join(image_directory, "scratch.img")
         self.mounted = False
         self.in_memory = False
         if not use:
@@ -393,28 +397,39 @@ class ScratchFilesystem:
             self.mounted = True
             self.in_memory = True
             return
-        subprocess.run(["mkfs.ext4", "-q", "-F", self.image], check=True)
-        # Direct I/O on the loop device: the image's pages are not cached twice.
-        attached = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", self.image], capture_output=True, text=True)
-        if attached.returncode != 0:
-            # No loop devices (a container, say): measure on the working directory's filesystem instead.
-            print(f"# no loop device ({attached.stderr.strip()}); runs write to the working directory's filesystem", flush=True)
-            os.unlink(self.image)
-            return
-        self.device = attached.stdout.strip()
-        subprocess.run(["mount", self.device, RUNS], check=True)
+        self.device = None
+        try:
+            subprocess.run(["mkfs.ext4", "-q", "-F", self.image], check=True)
+            # Direct I/O on the loop device: the image's pages are not cached twice.
+            attached = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", self.image], capture_output=True, text=True)
+            if attached.returncode != 0:
+                # No loop devices (a container, say): measure on the working directory's filesystem instead.
+                print(f"# no loop device ({attached.stderr.strip()}); runs write to the working directory's filesystem", flush=True)
+                os.unlink(self.image)
+                return
+            self.device = attached.stdout.strip()
+            subprocess.run(["mount", self.device, RUNS], check=True)
+        except BaseException:
+            # Undo what was made, so a failed start leaves no image or loop device behind.
+            if self.device:
+                subprocess.run(["losetup", "-d", self.device], check=False)
+            if os.path.exists(self.image):
+                os.unlink(self.image)
+            raise
         self.mounted = True
 
     def close(self):
+        """Unmounts and deletes everything; False (and all left in place) when it is still in use."""
         if self.mounted and subprocess.run(["umount", RUNS]).returncode != 0:
             # Something still uses it: leave everything in place rather than delete files under it.
             print(f"# cannot unmount {RUNS}; it and {self.image} are left in place", flush=True)
-            return
+            return False
         if self.mounted and self.device:
             subprocess.run(["losetup", "-d", self.device], check=False)
         if os.path.exists(self.image):
             os.unlink(self.image)
         shutil.rmtree(RUNS, ignore_errors=True)
+        return True
 
 
 def fresh(name):
