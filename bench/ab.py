@@ -73,7 +73,7 @@ def main():
     # nothing): ext4 starts writing back, and then allocating as it writes, once free space
     # falls under about twice the data not yet written, which on a tight filesystem stalls
     # curl (whose 1.5 GB stays dirty) and not coverd (which syncs as it goes). With 3 GiB for
-    # this corpus, curl took 3.8-4.1 s instead of 2.2-2.5 s.
+    # this corpus, curl took 3.8-4.1 s instead of 2.1-2.5 s.
     corpus_bytes = sum(os.path.getsize(os.path.join(corpus_dir, name)) for name in os.listdir(corpus_dir))
     gigabytes = max(4, 3 * (corpus_bytes >> 30) + 3)
     nginx = bench.Nginx(corpus_dir)
