@@ -156,6 +156,8 @@ class NotifySocket:
         self.messages = []  # (arrival time, fields)
         self.last_fields = {}
         self.seen = 0
+        # The daemon whose messages these are (set by Coverd): waits give up when it exits.
+        self.process = None
         self.changed = threading.Condition()
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -172,9 +174,9 @@ class NotifySocket:
                 self.messages.append((now, fields))
                 self.changed.notify_all()
 
-    def wait_for(self, predicate, timeout, process=None):
+    def wait_for(self, predicate, timeout):
         """Waits until a message not yet looked at satisfies `predicate(fields)`; returns its arrival time.
-        With `process`, gives up within a second of its exit."""
+        Gives up within a second of `self.process` exiting."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
@@ -184,8 +186,8 @@ class NotifySocket:
                     if predicate(fields):
                         self.last_fields = fields
                         return arrived
-                if process is not None and process.poll() is not None:
-                    raise RuntimeError(f"coverd exited with status {process.returncode} before the expected sd_notify message")
+                if self.process is not None and self.process.poll() is not None:
+                    raise RuntimeError(f"coverd exited with status {self.process.returncode} before the expected sd_notify message")
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise TimeoutError("no matching sd_notify message")
@@ -292,6 +294,8 @@ class Coverd:
         if profile:
             command = ["perf", "record", "-q", "-e", "cpu-clock", "-F", "1999", "-g", "-o", profile, "--", *command]
         self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=self.log)
+        if notify:
+            notify.process = self.process  # its waits give up when this daemon exits
         self.profiled = bool(profile)
         self.status = None
 
@@ -448,7 +452,7 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     global LAST_CPU
     # Stopped however the wait ends: a daemon left running would keep the scratch filesystem busy.
     with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run) as (daemon, notify):
-        done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600, process=daemon.process)
+        done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
         elapsed = done - daemon.started
         rss = status_kb(daemon.pid, "VmHWM")
         LAST_CPU = cpu_seconds(daemon.pid)
@@ -534,7 +538,7 @@ def latency(binary, nginx, corpus_dir, count=200):
     shutil.rmtree(os.path.join(WORK, "latency"), ignore_errors=True)
     os.makedirs(records)
     with running(binary, records, cache) as (daemon, notify):
-        notify.wait_for(lambda f: f.get("READY") == "1", 60, process=daemon.process)
+        notify.wait_for(lambda f: f.get("READY") == "1", 60)
         watcher = Inotify(os.path.join(cache, "covers"))
         try:
             names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))[:count]
@@ -567,8 +571,7 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         shutil.rmtree(base, ignore_errors=True)
         write_records(records, urls, files)
         with running(binary, records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
-            notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600,
-                            process=daemon.process)
+            notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600)
         open(marker, "w").close()
     subprocess.run(["sync"])
     before = nginx.requests()
@@ -583,13 +586,13 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         dropped = False
     if dropped:
         with running(binary, records, cache) as (daemon, notify):
-            cold = notify.wait_for(lambda f: f.get("READY") == "1", 120, process=daemon.process) - daemon.started
+            cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
     # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.
     with running(binary, records, cache) as (daemon, notify):
-        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120, process=daemon.process) - daemon.started
+        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
         settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
         if notify.last_fields.get("STATUS") != settled:
-            notify.wait_for(lambda f: f.get("STATUS") == settled, 120, process=daemon.process)
+            notify.wait_for(lambda f: f.get("STATUS") == settled, 120)
         rss = status_kb(daemon.pid, "VmHWM")
         started = time.monotonic()
         output = subprocess.run([binary, "status", "--json", "--cache", cache], capture_output=True, check=True)

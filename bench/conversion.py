@@ -100,7 +100,7 @@ def conversion_rows(bench, binary, nginx, corpus_dir, runs):
         cache = bench.fresh("jpeg-cache")
         expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
         with bench.running(binary, records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
-            elapsed = notify.wait_for(lambda f: f.get("STATUS") == expected, 1200, process=daemon.process) - daemon.started
+            elapsed = notify.wait_for(lambda f: f.get("STATUS") == expected, 1200) - daemon.started
             cpu.append(bench.cpu_seconds(daemon.pid))
         bad = check_converted(cache, names, corpus_dir)
         coverd_times.append(elapsed)
@@ -127,5 +127,5 @@ def check(bench, binary, nginx, corpus_dir):
     cache = bench.fresh("jpeg-cache")
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
     with bench.running(binary, records, cache) as (daemon, notify):
-        notify.wait_for(lambda f: f.get("STATUS") == expected, 120, process=daemon.process)
+        notify.wait_for(lambda f: f.get("STATUS") == expected, 120)
     return check_converted(cache, names, corpus_dir)
