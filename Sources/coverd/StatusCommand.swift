@@ -1,5 +1,10 @@
 import ArgumentParser
 import CoverdCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `coverd status`: what the index says, whether or not the daemon runs.
 struct StatusCommand: ParsableCommand {
@@ -23,7 +28,32 @@ struct StatusCommand: ParsableCommand {
                 printError("coverd: \(error)")
                 throw ExitCode.failure
             }
-            print(json ? report.json() : report.table(), terminator: "")
+            if json {
+                // 29 MB at 100,000 albums: written as built, without a String in between.
+                try writeStandardOutput(report.jsonBytes())
+            } else {
+                print(report.table(), terminator: "")
+            }
         }
+    }
+}
+
+/// Writes `bytes` to standard output whole (partial writes and EINTR resumed).
+private func writeStandardOutput(_ bytes: [UInt8]) throws {
+    let failure: Int32? = bytes.withUnsafeBytes { buffer in
+        var written = 0
+        while written < buffer.count {
+            let count = write(STDOUT_FILENO, buffer.baseAddress! + written, buffer.count - written)
+            if count < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            written += count
+        }
+        return nil
+    }
+    if let failure {
+        printError("coverd: cannot write to standard output: \(String(cString: strerror(failure))) (errno \(failure))")
+        throw ExitCode.failure
     }
 }

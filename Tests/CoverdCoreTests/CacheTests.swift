@@ -66,6 +66,26 @@ struct CacheTests {
         #expect(report.table().hasPrefix("1 albums: 1 cached, 0 pending, 0 failed\n"))
     }
 
+    @Test("Given a cache directory whose name needs escaping, when the status is rendered as JSON, then each path parses back whole")
+    func statusJSONEscapedPaths() throws {
+        let cache = directory.path + "/odd \"dir\" \\ \u{2028}"
+        try makeDirectories(cache)
+        let index = try CoverIndex(cacheDirectory: cache)
+        let url = try CoverURL(validating: "http://h/a.png")
+        let cached = Album(id: try AlbumID(validating: "x"), title: "T", artist: "A", coverURL: url, record: "/r/a.json")
+        let pending = Album(id: try AlbumID(validating: "y"), title: "T", artist: "A", coverURL: url, record: "/r/\"b\".json")
+        try index.apply([
+            .upsert(IndexRow(album: cached, state: .cached, updatedAt: Date())),
+            .upsert(IndexRow(album: pending, state: .pending, updatedAt: Date())),
+        ])
+        let report = try StatusReport.load(cacheDirectory: cache)
+        let snapshot = try StatusSnapshot(json: report.json())
+        #expect(snapshot.album("x")?.path == cache + "/covers/x.png")
+        #expect(snapshot.album("y")?.path == nil)
+        #expect(snapshot.album("y")?.record == "/r/\"b\".json")
+        #expect(report.jsonBytes() == Array(report.json().utf8))
+    }
+
     @Test("Given no index yet, when status is read, then it is empty rather than an error")
     func emptyStatus() throws {
         let report = try StatusReport.load(cacheDirectory: directory.path + "/none")
