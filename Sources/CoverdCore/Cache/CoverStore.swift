@@ -17,6 +17,9 @@ public struct TemporaryCover: Sendable {
     public var bytes: Int
     /// Its size and mtime as written; a rename keeps both.
     public var stamp: FileStamp
+    /// Still open when written without a flush, so that its pages can be
+    /// dropped once the batch is durable (see `WrittenFile`).
+    public var file: WrittenFile? = nil
 }
 
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
@@ -31,10 +34,17 @@ public struct CoverStore: Sendable {
     /// Free space a cover write leaves untouched, so that on a nearly full
     /// disk the index can still record why covers are not being stored.
     public let reserveBytes: Int
+    /// Temporary files left open for their flush, shared by every copy of this store.
+    let openFiles: WrittenFileBudget
 
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
+        self.init(cacheDirectory: cacheDirectory, reserveBytes: reserveBytes, openFiles: WrittenFileBudget())
+    }
+
+    init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024, openFiles: WrittenFileBudget) {
         directory = join(cacheDirectory, "covers")
         self.reserveBytes = reserveBytes
+        self.openFiles = openFiles
     }
 
     public func path(for id: AlbumID) -> String {
@@ -69,8 +79,9 @@ public struct CoverStore: Sendable {
     }
 
     /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
-    /// before this returns; without, the caller makes it durable (see
-    /// `FlushBatcher`) before renaming it into place.
+    /// before this returns, and its pages dropped from the page cache;
+    /// without, the caller makes it durable (see `FlushBatcher`) before
+    /// renaming it into place, and then calls `file?.dropCachedPages()`.
     public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
@@ -91,16 +102,27 @@ public struct CoverStore: Sendable {
                 written += count
             }
         }
-        if failure == nil && flush && fsync(fd) != 0 { failure = SystemError("fsync", path: path) }
+        if failure == nil && flush {
+            if fsync(fd) != 0 {
+                failure = SystemError("fsync", path: path)
+            } else {
+                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)  // Durable, so clean: see `WrittenFile`.
+            }
+        }
         var info = stat()
         if failure == nil && fstat(fd, &info) != 0 { failure = SystemError("fstat", path: path) }
-        if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
+        // Kept open for its batch's flush while there is room. Batches run only on local filesystems,
+        // where close reports no write error that the batch's syncfs would not.
+        let keep = failure == nil && !flush && openFiles.take()
+        if !keep && close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
         if let failure {
             unlink(path)
             throw failure
         }
         let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime))
+        return TemporaryCover(
+            path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime),
+            file: keep ? WrittenFile(descriptor: fd, budget: openFiles) : nil)
     }
 
     /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
@@ -116,6 +138,7 @@ public struct CoverStore: Sendable {
     }
 
     public func discard(_ temporary: TemporaryCover) {
+        temporary.file?.release()
         unlink(temporary.path)
     }
 

@@ -228,7 +228,11 @@ public final class CoverCoordinator: Sendable {
             guard case .success(let prepared) = written else { return deliver(written) }
             // Renamed into place only once the data is on disk.
             flushes.afterFlush(ticket: ticket) { error in
-                guard let error else { return deliver(.success(prepared)) }
+                guard let error else {
+                    // Durable, so clean: their pages can go (see `WrittenFile`).
+                    prepared.temporaries.values.forEach { $0.file?.dropCachedPages() }
+                    return deliver(.success(prepared))
+                }
                 prepared.temporaries.values.forEach(preparer.store.discard)
                 deliver(.failure(.storage(error, bytes: prepared.bytes)))
             }
