@@ -8,12 +8,10 @@ import Musl
 /// A temporary cover's descriptor, kept open from its write until its batch
 /// is durable, so that its pages can then leave the page cache.
 ///
-/// Covers are written once and rarely read soon after: kept cached, 10,000
-/// of them push 1.5 GB of other programs' data out of memory, and every new
-/// cover needs fresh pages. Dropped once clean, their pages are free again
-/// for the next covers (on this project's VMs, where free memory goes back
-/// to the host after a few seconds, a fresh page costs a host fault: a full
-/// sync took 25% less time; see README, Performance).
+/// Covers are written once and rarely read soon after: kept cached, a sync
+/// of 10,000 of them left 1.5 GB in the page cache, pushing other programs'
+/// data out of memory; dropped once clean, it leaves a few MiB, in the same
+/// time (see README, Performance).
 ///
 /// Released exactly once, whichever comes first: `dropCachedPages()`,
 /// `release()` or `deinit`; the descriptor is swapped out atomically, so two
