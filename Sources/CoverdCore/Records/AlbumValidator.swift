@@ -100,6 +100,15 @@ public struct AlbumValidator: Sendable {
     private func checkedText(
         _ raw: String, name: String, trim: Bool, limit: Int, allowEmpty: Bool = false
     ) throws(AlbumFieldError) -> String {
+        switch ASCIIText.check(raw, trim: trim, limit: limit) {
+        case .accepted: return raw
+        case .tooLong(let length): throw .tooLong(field: name, length: length, limit: limit)
+        case .controlCharacters: throw .controlCharacters(field: name)
+        case .empty:
+            guard allowEmpty else { throw .emptyField(name) }
+            return raw
+        case .general: break
+        }
         // Count before trimming so a 1 MiB string costs one pass, not several.
         let length = raw.unicodeScalars.count
         guard length <= limit else { throw .tooLong(field: name, length: length, limit: limit) }
@@ -109,6 +118,34 @@ public struct AlbumValidator: Sendable {
         let text = trim ? raw.trimmingWhitespace : raw
         if text.isEmpty && !allowEmpty { throw .emptyField(name) }
         return text
+    }
+}
+
+/// The common case of `checkedText`, decided on UTF-8 bytes without a copy:
+/// ASCII with nothing to trim (at 100,000 albums, walking Unicode scalars
+/// and copying every trimmed field was 5% of a restart). Anything else goes
+/// the general way, which gives the same answers for ASCII.
+enum ASCIIText {
+    enum Verdict: Equatable {
+        case accepted, tooLong(Int), controlCharacters, empty
+        /// Not ASCII, or a space to trim, or not contiguous: check scalar by scalar.
+        case general
+    }
+
+    static func check(_ text: String, trim: Bool, limit: Int) -> Verdict {
+        text.utf8.withContiguousStorageIfAvailable { bytes -> Verdict in
+            guard let first = bytes.first, let last = bytes.last else { return .empty }
+            // Other ASCII whitespace (tab, newlines) is a control character, refused below.
+            if trim && (first == 0x20 || last == 0x20) { return .general }
+            var control = false
+            for byte in bytes {
+                if byte >= 0x80 { return .general }
+                if byte < 0x20 || byte == 0x7F { control = true }
+            }
+            // The general order: length, then control characters.
+            if bytes.count > limit { return .tooLong(bytes.count) }
+            return control ? .controlCharacters : .accepted
+        } ?? .general
     }
 }
 

@@ -62,14 +62,19 @@ public struct JSONRecordDecoder: Sendable {
         return contents
     }
 
-    /// Every key `AlbumValidator` reads (aliases included).
-    private static let fieldNames = ["id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre"]
+    /// The keys `AlbumValidator` reads (aliases included); others are ignored.
+    private static func isFieldName(_ key: String) -> Bool {
+        switch key {
+        case "id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre": return true
+        default: return false
+        }
+    }
 
     private func fields(of members: [String: JSONNode]) -> [String: RecordFieldValue] {
+        // Walked rather than looked up key by key: an album has a handful of members, and each lookup hashes.
         var fields: [String: RecordFieldValue] = [:]
-        fields.reserveCapacity(min(members.count, Self.fieldNames.count))
-        for key in Self.fieldNames {
-            guard let node = members[key] else { continue }
+        fields.reserveCapacity(members.count)
+        for (key, node) in members where Self.isFieldName(key) {
             fields[key] = fieldValue(node.value)
         }
         return fields

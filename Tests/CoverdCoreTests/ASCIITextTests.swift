@@ -1,0 +1,57 @@
+@testable import CoverdCore
+import Testing
+
+/// What the general, scalar-by-scalar check decides (as `AlbumValidator` did
+/// before the ASCII shortcut): kept here as the reference the shortcut must agree with.
+private enum Reference: Equatable {
+    case text(String), tooLong(Int), controlCharacters
+
+    init(_ raw: String, trim: Bool, limit: Int) {
+        let length = raw.unicodeScalars.count
+        if length > limit {
+            self = .tooLong(length)
+        } else if raw.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            self = .controlCharacters
+        } else {
+            self = .text(trim ? raw.trimmingWhitespace : raw)
+        }
+    }
+}
+
+@Suite("Record text checked on ASCII bytes")
+struct ASCIITextTests {
+    @Test("Given 20,000 generated texts, when the ASCII shortcut decides one, then it decides as the general check does")
+    func agreesWithTheGeneralCheck() {
+        let alphabet: [String] = ["a", "Z", "0", " ", "\t", "\n", "\u{7F}", "\u{1F}", "é", "\u{85}", "\u{A0}", "–", "🎵", "\"", "\\"]
+        var generator = SystemRandomNumberGenerator()
+        var decided = 0
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...12, using: &generator)
+            // Mostly plain ASCII, so that the shortcut is exercised as often as in real records.
+            let plain = Bool.random(using: &generator)
+            let text = (0..<length).map { _ in plain ? ["a", "Z", "0", " "].randomElement(using: &generator)! : alphabet.randomElement(using: &generator)! }.joined()
+            let trim = Bool.random(using: &generator)
+            let limit = Int.random(in: 0...10, using: &generator)
+            let reference = Reference(text, trim: trim, limit: limit)
+            switch ASCIIText.check(text, trim: trim, limit: limit) {
+            case .general: continue
+            case .accepted: #expect(reference == .text(text), "\(text.debugDescription) trim \(trim) limit \(limit)")
+            case .tooLong(let count): #expect(reference == .tooLong(count), "\(text.debugDescription)")
+            case .controlCharacters: #expect(reference == .controlCharacters, "\(text.debugDescription)")
+            case .empty: #expect(reference == .text(""), "\(text.debugDescription)")
+            }
+            decided += 1
+        }
+        #expect(decided > 5_000)
+    }
+
+    @Test("Given ASCII with a space to trim or a non-ASCII letter, when checked, then it goes the general way")
+    func leavesTheRestToTheGeneralCheck() {
+        #expect(ASCIIText.check(" Abbey Road", trim: true, limit: 100) == .general)
+        #expect(ASCIIText.check("Abbey Road ", trim: true, limit: 100) == .general)
+        #expect(ASCIIText.check("Sigur Rós", trim: true, limit: 100) == .general)
+        #expect(ASCIIText.check(" http://h/a.png", trim: false, limit: 100) == .accepted)
+        #expect(ASCIIText.check("Abbey Road", trim: true, limit: 100) == .accepted)
+        #expect(ASCIIText.check("", trim: true, limit: 100) == .empty)
+    }
+}
