@@ -442,6 +442,12 @@ def fresh(name):
     return path
 
 
+def page_cache_mib():
+    """The page cache's size now (Cached in /proc/meminfo), in MiB."""
+    with open("/proc/meminfo") as handle:
+        return next(int(line.split()[1]) for line in handle if line.startswith("Cached:")) / 1024
+
+
 def run_coverd_sync(binary, urls, parallel, run=None):
     records = os.path.join(RUNS, "albums")
     cache = fresh("cache")
@@ -449,13 +455,15 @@ def run_coverd_sync(binary, urls, parallel, run=None):
         write_records(records, urls)
     subprocess.run(["sync"])
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
-    global LAST_CPU
+    global LAST_CPU, LAST_CACHE_GROWTH
+    cached_before = page_cache_mib()
     # Stopped however the wait ends: a daemon left running would keep the scratch filesystem busy.
     with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run) as (daemon, notify):
         done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
         elapsed = done - daemon.started
         rss = status_kb(daemon.pid, "VmHWM")
         LAST_CPU = cpu_seconds(daemon.pid)
+        LAST_CACHE_GROWTH = page_cache_mib() - cached_before
     return elapsed, rss, daemon.status, cache
 
 
@@ -466,12 +474,15 @@ def run_curl(urls, parallel):
         for index, url in enumerate(urls):
             handle.write(f'url = "{url}"\noutput = "{out}/{index:06d}.png"\n')
     subprocess.run(["sync"])
+    cached_before = page_cache_mib()
     started = time.monotonic()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "--fail", "-s", "--no-progress-meter", "-K", config], check=True,
                    stdout=subprocess.DEVNULL)
     elapsed = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    global LAST_CURL_CACHE_GROWTH
+    LAST_CURL_CACHE_GROWTH = page_cache_mib() - cached_before
     # What curl leaves in the page cache, made durable: the floor coverd's fsyncs pay on a real disk.
     subprocess.run(["sync", "-f", out], check=True)
     global LAST_CURL_CPU, LAST_CURL_SYNCED, LAST_CURL_DIR
@@ -502,6 +513,8 @@ LAST_CPU = 0.0
 LAST_CURL_CPU = 0.0
 LAST_CURL_SYNCED = 0.0
 LAST_CURL_DIR = None
+LAST_CACHE_GROWTH = 0.0
+LAST_CURL_CACHE_GROWTH = 0.0
 
 
 def verify_curl(out, urls, corpus_dir):
@@ -655,11 +668,13 @@ def main():
         if "sync" not in args.skip:
             subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
             coverd_times, curl_times, rss_values, coverd_cpu, curl_cpu, curl_synced, floors = [], [], [], [], [], [], []
+            coverd_cached, curl_cached = [], []
             for run in range(args.runs):
                 # Alternating order, so neither tool always runs on the fuller filesystem.
                 if run % 2:
                     curl_times.append(run_curl(urls, args.parallel))
                 elapsed, rss, _, cache = run_coverd_sync(binary, urls, args.parallel, run=run)
+                coverd_cached.append(LAST_CACHE_GROWTH)  # before the check below reads the covers back
                 bad = verify_cache(cache, urls, corpus_dir)
                 coverd_times.append(elapsed)
                 rss_values.append(rss)
@@ -668,6 +683,7 @@ def main():
                     curl_times.append(run_curl(urls, args.parallel))
                 curl_cpu.append(LAST_CURL_CPU)
                 curl_synced.append(LAST_CURL_SYNCED)
+                curl_cached.append(LAST_CURL_CACHE_GROWTH)
                 # In memory there is no disk to wait for, and cp's own CPU would pass for one.
                 floors.append(None if scratch.in_memory else disk_floor(corpus_dir))
                 print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad, {LAST_CPU:.2f} s CPU), "
@@ -686,6 +702,9 @@ def main():
             rows.append(("CPU time for the full sync (user + system, median)", f"{statistics.median(coverd_cpu):.2f} s",
                          f"curl -Z {statistics.median(curl_cpu):.2f} s", f"{statistics.median(coverd_cpu) / statistics.median(curl_cpu):.2f}", ""))
             rows.append(("peak RSS during the sync (VmHWM, max)", f"{max(rss_values) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
+            # What the sync leaves in memory for the rest of the system: covers nobody reads yet.
+            rows.append(("page cache the sync leaves behind (Cached in /proc/meminfo, after - before, median)",
+                         f"{statistics.median(coverd_cached):.0f} MiB", f"curl -Z {statistics.median(curl_cached):.0f} MiB", "", ""))
             # No download can finish durably before the disk has taken its bytes. `cp` is one
             # more program's estimate of what the disk needs (it spends CPU of its own), not a
             # proof; each coverd run is set against the slower of its curl run and its disk run.
