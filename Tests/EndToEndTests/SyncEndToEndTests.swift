@@ -76,6 +76,27 @@ struct SyncEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test("Given covers synced, when the daemon reports them cached, then none of them is left in the page cache",
+          .enabled(if: temporaryFilesCanLeavePageCache, "the temporary directory is on tmpfs"))
+    func coversLeaveThePageCache() throws {
+        let world = try World()
+        let url = world.server.url
+        var albums: [String] = []
+        for index in 0..<5 {
+            // Large enough to span pages: 64,000 pixels of noise.
+            try world.server.serve(PNGFixture.make(width: 320, height: 200, seed: index + 40), at: "big\(index).png")
+            albums.append(world.album("Big \(index)", url("big\(index).png")))
+        }
+        try world.record("big.json", "[\(albums.joined(separator: ", "))]")
+        let daemon = try world.startDaemon()
+        let snapshot = try daemon.waitForStatus("five covers cached") { $0.cached == 5 }
+        for entry in snapshot.entries {
+            let path = try #require(entry.path)
+            #expect(try residentPages(path) == 0, "\(path) is still in the page cache")
+        }
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given a running daemon, when records are added, changed and deleted, then the cache follows without a restart")
     func followsChanges() throws {
         let world = try World()

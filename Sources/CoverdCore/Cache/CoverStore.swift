@@ -17,9 +17,6 @@ public struct TemporaryCover: Sendable {
     public var bytes: Int
     /// Its size and mtime as written; a rename keeps both.
     public var stamp: FileStamp
-    /// Still open when written without a flush, so that its pages can be
-    /// dropped once the batch is durable (see `WrittenFile`).
-    public var file: WrittenFile? = nil
 }
 
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
@@ -34,17 +31,10 @@ public struct CoverStore: Sendable {
     /// Free space a cover write leaves untouched, so that on a nearly full
     /// disk the index can still record why covers are not being stored.
     public let reserveBytes: Int
-    /// Temporary files left open for their flush, shared by every copy of this store.
-    let openFiles: WrittenFileBudget
 
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
-        self.init(cacheDirectory: cacheDirectory, reserveBytes: reserveBytes, openFiles: WrittenFileBudget())
-    }
-
-    init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024, openFiles: WrittenFileBudget) {
         directory = join(cacheDirectory, "covers")
         self.reserveBytes = reserveBytes
-        self.openFiles = openFiles
     }
 
     public func path(for id: AlbumID) -> String {
@@ -81,7 +71,7 @@ public struct CoverStore: Sendable {
     /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
     /// before this returns, and its pages dropped from the page cache;
     /// without, the caller makes it durable (see `FlushBatcher`) before
-    /// renaming it into place, and then calls `file?.dropCachedPages()`.
+    /// renaming it into place, and then calls `dropCachedPages(of:)`.
     public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
@@ -106,23 +96,18 @@ public struct CoverStore: Sendable {
             if fsync(fd) != 0 {
                 failure = SystemError("fsync", path: path)
             } else {
-                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)  // Durable, so clean: see `WrittenFile`.
+                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)  // Durable, so clean: see `dropCachedPages(of:)`.
             }
         }
         var info = stat()
         if failure == nil && fstat(fd, &info) != 0 { failure = SystemError("fstat", path: path) }
-        // Kept open for its batch's flush while there is room. Batches run only on local filesystems,
-        // where close reports no write error that the batch's syncfs would not.
-        let keep = failure == nil && !flush && openFiles.take()
-        if !keep && close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
         if let failure {
             unlink(path)
             throw failure
         }
         let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        return TemporaryCover(
-            path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime),
-            file: keep ? WrittenFile(descriptor: fd, budget: openFiles) : nil)
+        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime))
     }
 
     /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
@@ -137,8 +122,22 @@ public struct CoverStore: Sendable {
         return temporary.stamp
     }
 
+    /// Once a temporary file is durable, its pages are clean and can leave
+    /// the page cache: covers are written once and rarely read soon after,
+    /// and kept cached, a sync of 10,000 of them left 1.5 GB there, pushing
+    /// other programs' data out of memory (see README, Performance). The
+    /// temporary name is coverd's own until the rename, so it is opened again
+    /// by name rather than kept open from the write (which would hold one
+    /// descriptor per cover waiting for its flush). Advice only: a failure
+    /// leaves the pages cached.
+    public func dropCachedPages(of temporary: TemporaryCover) {
+        let fd = open(temporary.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        close(fd)
+    }
+
     public func discard(_ temporary: TemporaryCover) {
-        temporary.file?.release()
         unlink(temporary.path)
     }
 

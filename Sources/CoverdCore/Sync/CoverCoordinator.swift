@@ -229,8 +229,9 @@ public final class CoverCoordinator: Sendable {
             // Renamed into place only once the data is on disk.
             flushes.afterFlush(ticket: ticket) { error in
                 guard let error else {
-                    // Durable, so clean: their pages can go (see `WrittenFile`).
-                    prepared.temporaries.values.forEach { $0.file?.dropCachedPages() }
+                    // Durable, so clean: their pages can go (see `CoverStore.dropCachedPages`;
+                    // files fsynced one by one dropped theirs already).
+                    if flushes.groupCommits { prepared.temporaries.values.forEach(preparer.store.dropCachedPages) }
                     return deliver(.success(prepared))
                 }
                 prepared.temporaries.values.forEach(preparer.store.discard)
