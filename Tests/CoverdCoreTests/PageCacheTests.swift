@@ -4,11 +4,12 @@ import CoverdTestSupport
 import Foundation
 import Testing
 
-@Suite("Covers leave the page cache once durable", .enabled(if: temporaryFilesCanLeavePageCache, "the temporary directory is on tmpfs"))
+@Suite("Covers leave the page cache once durable")
 struct PageCacheTests {
     let directory = TestDirectory()
 
-    @Test("Given a cover written for a batched flush, when its filesystem is synced and its pages dropped, then none stays cached and the file is whole")
+    @Test("Given a cover written for a batched flush, when its filesystem is synced and its pages dropped, then none stays cached and the file is whole",
+          .enabled(if: temporaryFilesCanLeavePageCache, "the temporary directory is on tmpfs"))
     func droppedAfterBatchFlush() throws {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
@@ -26,7 +27,8 @@ struct PageCacheTests {
         #expect(readBytes(store.path(for: try AlbumID(validating: "x"))) == bytes)
     }
 
-    @Test("Given a cover written with its own fsync, when the write returns, then none of it stays cached")
+    @Test("Given a cover written with its own fsync, when the write returns, then none of it stays cached",
+          .enabled(if: temporaryFilesCanLeavePageCache, "the temporary directory is on tmpfs"))
     func droppedAfterOwnFsync() throws {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
