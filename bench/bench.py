@@ -705,7 +705,8 @@ def main():
             # What the sync leaves in memory for the rest of the system: covers nobody reads yet. The
             # whole system's Cached, so other programs move it by a few MiB either way; on tmpfs
             # the files themselves are page cache, so there is nothing to tell.
-            if not scratch.in_memory:
+            on_tmpfs = subprocess.run(["stat", "-f", "-c", "%T", RUNS], capture_output=True, text=True).stdout.strip() == "tmpfs"
+            if not on_tmpfs:
                 rows.append(("page cache the sync leaves behind (Cached in /proc/meminfo, after - before, median)",
                              f"{statistics.median(coverd_cached):.0f} MiB", f"curl -Z {statistics.median(curl_cached):.0f} MiB", "", ""))
             # No download can finish durably before the disk has taken its bytes. `cp` is one

@@ -90,6 +90,7 @@ struct SyncEndToEndTests {
         try world.record("big.json", "[\(albums.joined(separator: ", "))]")
         let daemon = try world.startDaemon()
         let snapshot = try daemon.waitForStatus("five covers cached") { $0.cached == 5 }
+        #expect(snapshot.entries.count == 5)
         for entry in snapshot.entries {
             let path = try #require(entry.path)
             #expect(try residentPages(path) == 0, "\(path) is still in the page cache")

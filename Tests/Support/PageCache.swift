@@ -21,7 +21,24 @@ public func residentPages(_ path: String) throws -> Int {
     return vector.filter { $0 & 1 != 0 }.count
 }
 
-/// Whether files under the temporary directory can leave the page cache:
-/// not on tmpfs, whose pages have no disk to go to (a test of dropped pages
-/// has nothing to see there).
-public let temporaryFilesCanLeavePageCache: Bool = coverd_filesystem_type(NSTemporaryDirectory()) != 0x0102_1994
+/// Whether files under the temporary directory behave as the page-cache
+/// tests assume, found by trying: a written file is cached, still cached
+/// after its fsync, and gone from the cache once advised away. Not so on
+/// tmpfs or ramfs (the pages are the file), overlays on them, or ZFS (its
+/// cache is not the page cache); the tests that look at resident pages are
+/// off there rather than failing or passing for nothing.
+public let temporaryFilesCanLeavePageCache: Bool = {
+    var base = NSTemporaryDirectory()
+    while base.hasSuffix("/") { base.removeLast() }
+    let path = base + "/coverd-page-cache-probe.\(getpid())"
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return false }
+    defer { unlink(path) }
+    let bytes = [UInt8](repeating: 0x5A, count: 64 * 1024)
+    let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    let synced = written == bytes.count && fsync(fd) == 0
+    let cachedAfterSync = synced && ((try? residentPages(path)) ?? 0) > 0
+    let advised = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
+    close(fd)
+    return cachedAfterSync && advised && (try? residentPages(path)) == 0
+}()

@@ -70,8 +70,8 @@ public struct CoverStore: Sendable {
 
     /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
     /// before this returns, and its pages dropped from the page cache;
-    /// without, the caller makes it durable (see `FlushBatcher`) before
-    /// renaming it into place, and then calls `dropCachedPages(of:)`.
+    /// without, the caller makes it durable (see `FlushBatcher`), then calls
+    /// `dropCachedPages(of:)`, then renames it into place (`commit`).
     public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
@@ -128,10 +128,13 @@ public struct CoverStore: Sendable {
     /// other programs' data out of memory (see README, Performance). The
     /// temporary name is coverd's own until the rename, so it is opened again
     /// by name rather than kept open from the write (which would hold one
-    /// descriptor per cover waiting for its flush). Advice only: a failure
+    /// descriptor per cover waiting for its flush). Call after the file is
+    /// durable (dirty pages are not dropped) and before `commit` (after it the
+    /// temporary name is gone, and this does nothing). Advice only: a failure
     /// leaves the pages cached.
     public func dropCachedPages(of temporary: TemporaryCover) {
-        let fd = open(temporary.path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        // O_NONBLOCK: should something else stand under the name (a FIFO), opening it must not wait.
+        let fd = open(temporary.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else { return }
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
         close(fd)

@@ -73,7 +73,7 @@ public struct JSONRecordDecoder: Sendable {
     private func fields(of members: [String: JSONNode]) -> [String: RecordFieldValue] {
         // Walked rather than looked up key by key: an album has a handful of members, and each lookup hashes.
         var fields: [String: RecordFieldValue] = [:]
-        fields.reserveCapacity(min(members.count, 8))
+        fields.reserveCapacity(min(members.count, 8))  // 8: the names `isFieldName` accepts
         for (key, node) in members where Self.isFieldName(key) {
             fields[key] = fieldValue(node.value)
         }
