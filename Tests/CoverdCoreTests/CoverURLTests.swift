@@ -84,7 +84,7 @@ struct CoverURLTests {
 }
 
 /// A small seedable generator, so a failure names an input that reproduces.
-struct SplitMix64 {
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
