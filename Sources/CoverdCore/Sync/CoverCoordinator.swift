@@ -209,8 +209,7 @@ public final class CoverCoordinator: Sendable {
     /// hands the result back once the files are durable.
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
         let fetchID = request.fetchID, url = request.url
-        let body: [UInt8]?
-        if case .download(let fetched) = request.source { body = fetched.bytes } else { body = nil }
+        let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
         let isDownload = body != nil
         let flushes = self.flushes
         let job: @Sendable () -> Void = { [weak self] in
@@ -229,8 +228,7 @@ public final class CoverCoordinator: Sendable {
             // Renamed into place only once the data is on disk.
             flushes.afterFlush(ticket: ticket) { error in
                 guard let error else {
-                    // Durable, so clean: their pages can go (see `CoverStore.dropCachedPages`;
-                    // files fsynced one by one dropped theirs already).
+                    // Durable, so clean: the pages can go (files fsynced one by one dropped theirs already).
                     if flushes.groupCommits { prepared.temporaries.values.forEach(preparer.store.dropCachedPages) }
                     return deliver(.success(prepared))
                 }
