@@ -38,22 +38,9 @@ struct StatusCommand: ParsableCommand {
     }
 }
 
-/// Writes `bytes` to standard output whole (partial writes and EINTR resumed).
+/// Writes `bytes` to standard output whole, or fails naming the error.
 private func writeStandardOutput(_ bytes: [UInt8]) throws {
-    let failure: Int32? = bytes.withUnsafeBytes { buffer in
-        var written = 0
-        while written < buffer.count {
-            let count = write(STDOUT_FILENO, buffer.baseAddress! + written, buffer.count - written)
-            if count < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            written += count
-        }
-        return nil
-    }
-    if let failure {
-        printError("coverd: cannot write to standard output: \(String(cString: strerror(failure))) (errno \(failure))")
-        throw ExitCode.failure
-    }
+    guard let failure = bytes.withUnsafeBytes({ writeAll($0, to: STDOUT_FILENO) }) else { return }
+    printError("coverd: cannot write to standard output: \(String(cString: strerror(failure))) (errno \(failure))")
+    throw ExitCode.failure
 }

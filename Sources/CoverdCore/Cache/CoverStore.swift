@@ -79,19 +79,7 @@ public struct CoverStore: Sendable {
         let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: path) }
-        var failure: SystemError?
-        var written = 0
-        bytes.withUnsafeBytes { buffer in
-            while written < buffer.count {
-                let count = write(fd, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    failure = SystemError("write", path: path)
-                    return
-                }
-                written += count
-            }
-        }
+        var failure = bytes.withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: path, code: $0) }
         if failure == nil && flush {
             if fsync(fd) != 0 {
                 failure = SystemError("fsync", path: path)

@@ -31,18 +31,8 @@ public struct StderrLogHandler: LevelSharingLogHandler {
             line += StderrLogHandler.quoted(value.description)
         }
         line += "\n"
-        var bytes = Array(line.utf8)
-        bytes.withUnsafeMutableBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = Foundation.write(2, buffer.baseAddress! + offset, buffer.count - offset)
-                if written <= 0 {
-                    if written < 0 && errno == EINTR { continue }
-                    return  // stderr is gone; there is nowhere left to report it.
-                }
-                offset += written
-            }
-        }
+        // A failure means stderr is gone: there is nowhere left to report it.
+        _ = Array(line.utf8).withUnsafeBytes { writeAll($0, to: 2) }
     }
 
     /// A value with spaces or quotes is quoted so the line stays parseable.

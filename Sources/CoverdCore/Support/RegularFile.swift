@@ -49,6 +49,22 @@ public func readRegularFile(_ path: String, limit: Int) throws(FileReadError) ->
     return bytes
 }
 
+/// Writes all of `bytes` to `fd`, resuming after partial writes and EINTR;
+/// returns the errno of a failed write, or nil when everything was written.
+public func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
+    var written = 0
+    while written < bytes.count {
+        let count = write(fd, bytes.baseAddress! + written, bytes.count - written)
+        if count < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        if count == 0 { return EIO }  // Never for a positive count, but no endless loop if it did.
+        written += count
+    }
+    return nil
+}
+
 func fileKindName(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFIFO: return "a FIFO"
