@@ -41,7 +41,6 @@ public struct StatusReport: Sendable {
     /// appends and interpolations were half of `status --json`.
     public func jsonBytes() -> [UInt8] {
         let summary = self.summary
-        let plainDirectory = JSONText.isPlain(coversDirectory)
         var out: [UInt8] = []
         out.reserveCapacity(rows.count * 300 + 128)
         out += "{\"summary\": {\"albums\": \(summary.albums), \"cached\": \(summary.cached), ".utf8
@@ -59,15 +58,7 @@ public struct StatusReport: Sendable {
             out += ", \"state\": ".utf8
             JSONText.append(row.state.rawValue, to: &out)
             out += ", \"path\": ".utf8
-            if row.state == .cached && plainDirectory && JSONText.isPlain(row.id.rawValue) {
-                out.append(0x22)
-                out += coversDirectory.utf8
-                out.append(0x2F)
-                out += row.id.rawValue.utf8
-                out += ".png\"".utf8
-            } else {
-                JSONText.append(path(of: row), to: &out)
-            }
+            JSONText.append(path(of: row), to: &out)
             out += ", \"error\": ".utf8
             JSONText.append(row.error, to: &out)
             out += ", \"record\": ".utf8
@@ -115,12 +106,6 @@ public enum JSONText {
         var out: [UInt8] = []
         append(text, to: &out)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Whether `text` is its own JSON literal between quotes (nothing to escape).
-    static func isPlain(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { !$0.contains(where: needsEscape) && !containsLineSeparator($0) }
     }
 
     /// Appends `text` as a JSON string literal (or `null`) to `out`.
