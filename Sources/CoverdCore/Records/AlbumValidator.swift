@@ -107,8 +107,14 @@ public struct AlbumValidator: Sendable {
         case .empty:
             guard allowEmpty else { throw .emptyField(name) }
             return raw
-        case .general: break
+        case .general: return try AlbumValidator.checkedScalars(raw, name: name, trim: trim, limit: limit, allowEmpty: allowEmpty)
         }
+    }
+
+    /// The general check, scalar by scalar (the ASCII shortcut is tested against it).
+    static func checkedScalars(
+        _ raw: String, name: String, trim: Bool, limit: Int, allowEmpty: Bool
+    ) throws(AlbumFieldError) -> String {
         // Count before trimming so a 1 MiB string costs one pass, not several.
         let length = raw.unicodeScalars.count
         guard length <= limit else { throw .tooLong(field: name, length: length, limit: limit) }
