@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <malloc.h>
 #include <sys/vfs.h>
+#include <fcntl.h>
 
 // syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
@@ -18,4 +19,14 @@ static inline long long coverd_filesystem_type(const char *path) {
 
 // mallopt(M_ARENA_MAX, n): the macro is not imported into Swift.
 static inline int coverd_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
+
+// A pipe's buffer size: F_SETPIPE_SZ and F_GETPIPE_SZ are defined only under _GNU_SOURCE.
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#endif
+#ifndef F_GETPIPE_SZ
+#define F_GETPIPE_SZ 1032
+#endif
+static inline int coverd_set_pipe_size(int fd, int bytes) { return fcntl(fd, F_SETPIPE_SZ, bytes); }
+static inline int coverd_pipe_size(int fd) { return fcntl(fd, F_GETPIPE_SZ); }
 #endif

@@ -1,3 +1,4 @@
+import CLinux
 import CoverdCore
 import CoverdTestSupport
 import Foundation
@@ -112,5 +113,37 @@ struct CommandsEndToEndTests {
         let result = try runCoverd(["status", "--cache", directory.path])
         #expect(result.status == 0)
         #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
+    }
+
+    @Test("Given an index too large for a default pipe, when status --json writes into a pipe, then the pipe was grown to 1 MiB and the JSON arrives whole",
+          .enabled(if: (try? String(contentsOfFile: "/proc/sys/fs/pipe-max-size", encoding: .utf8))
+              .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }.map { $0 >= 1 << 20 } ?? false))
+    func statusGrowsItsPipe() throws {
+        // Given: 1,000 albums, about 200 KB of JSON
+        let directory = TestDirectory()
+        let index = try CoverIndex(cacheDirectory: directory.path)
+        try index.apply(try (0..<1000).map { number in
+            let album = Album(
+                id: try AlbumID(validating: "album\(number)"), title: "Title \(number)", artist: "Artist",
+                coverURL: try CoverURL(validating: "http://127.0.0.1:9/\(number).png"), record: directory.path + "/r.json")
+            return .upsert(IndexRow(album: album, state: .pending, updatedAt: Date()))
+        })
+
+        // When
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: coverdBinary)
+        process.arguments = ["status", "--json", "--cache", directory.path]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+
+        // Then: the size belongs to the pipe, so the reading end shows what the command set
+        #expect(process.terminationStatus == 0)
+        #expect(data.count > 64 * 1024)
+        #expect(coverd_pipe_size(out.fileHandleForReading.fileDescriptor) == 1 << 20)
+        #expect(try StatusSnapshot(json: String(decoding: data, as: UTF8.self)).entries.count == 1000)
     }
 }

@@ -1,3 +1,4 @@
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -63,6 +64,23 @@ public func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) -> Int32? {
         written += count
     }
     return nil
+}
+
+/// When `fd` is a pipe with a smaller buffer, asks the kernel for one of
+/// `bytes` (at most /proc/sys/fs/pipe-max-size, 1 MiB by default, for a
+/// process without CAP_SYS_RESOURCE), so that a large output reaches its
+/// reader in a few wake-ups of each side instead of one per 64 KiB. Returns
+/// the new size, or nil when `fd` is no pipe, its buffer is already as large,
+/// or the kernel refused (then the buffer stays as it was, which works too).
+/// The size belongs to the pipe, and stays with it after this process exits.
+@discardableResult
+public func enlargePipeBuffer(_ fd: Int32, to bytes: Int32 = 1 << 20) -> Int? {
+    var info = stat()
+    guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return nil }
+    // Never smaller: a parent may have made it larger already.
+    guard coverd_pipe_size(fd) < bytes else { return nil }
+    let size = coverd_set_pipe_size(fd, bytes)
+    return size > 0 ? Int(size) : nil
 }
 
 func fileKindName(_ mode: mode_t) -> String {
