@@ -11,7 +11,7 @@ final class FakeCoverFiles: CoverFiles {
     var failCommits = false
     var room = true
 
-    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+    func check(_ id: AlbumID, expected row: IndexRow?, loaded: Int?) -> CachedFileCheck {
         guard let stamp = files[id] else { return .missing }
         return invalid.contains(id) ? .invalid("bad CRC") : .valid(stamp)
     }

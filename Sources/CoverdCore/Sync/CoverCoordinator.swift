@@ -18,6 +18,7 @@ public final class CoverCoordinator: Sendable {
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
+    private let stamps: CoverStampPrefetch
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
@@ -55,6 +56,7 @@ public final class CoverCoordinator: Sendable {
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
         flushes = FlushBatcher(directory: store.directory)
+        stamps = CoverStampPrefetch(store: store)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
@@ -64,9 +66,7 @@ public final class CoverCoordinator: Sendable {
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
     public func start() throws(IndexError) {
-        try state.withLock { state throws(IndexError) in
-            try index.forEachRow(expecting: { state.planner.expectRows($0) }) { state.planner.remember($0) }
-        }
+        try state.withLock { state throws(IndexError) in try stamps.readAhead(index, into: &state.planner) }
         let observations = [
             bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
                 self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
@@ -85,13 +85,12 @@ public final class CoverCoordinator: Sendable {
             },
         ]
         state.withLock { $0.observations = observations }
-        let timer = QueueTimer(queue: queue) { [weak self] in
+        let rearming = QueueTimer(queue: queue) { [weak self] in
             // Re-armed on every firing: the wall clock may lag the timer's monotonic clock.
             self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
         }
-        self.timer.withLock { $0 = timer }
-        let progress = QueueTimer(queue: queue) { [weak self] in self?.postProgress(fromTimer: true) }
-        progressTimer.withLock { $0 = progress }
+        timer.withLock { $0 = rearming }
+        progressTimer.withLock { $0 = QueueTimer(queue: queue) { [weak self] in self?.postProgress(fromTimer: true) } }
     }
 
     /// Stops taking work and waits until decisions in flight are done. The
@@ -140,7 +139,7 @@ public final class CoverCoordinator: Sendable {
         let (effects, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
             let files = StoreCoverFiles(
                 store: store, directorySync: directorySync, limits: state.configuration.images,
-                maxBytes: state.configuration.fetch.maxBytes)
+                maxBytes: state.configuration.fetch.maxBytes, prefetched: stamps)
             let effects = step(&state.planner, files, Date())
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
@@ -264,6 +263,7 @@ public final class CoverCoordinator: Sendable {
 
     private func scanCompleted(_ message: RecordScanCompleted) {
         run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
+        if message.reason == .startup { stamps.drop() }  // Every decision of the first scan is made.
         guard message.reason == .reload else { return }
         // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
         let flagged: Set<AlbumID>

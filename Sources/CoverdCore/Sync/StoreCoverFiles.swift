@@ -4,11 +4,18 @@ struct StoreCoverFiles: CoverFiles, Sendable {
     let directorySync: DirectorySync
     let limits: ImageLimits
     let maxBytes: Int
+    /// Stamps read ahead during the start-up.
+    var prefetched: CoverStampPrefetch?
 
     /// An unchanged file (same size and mtime as the index recorded) is
     /// trusted without reading it, so a restart over 100,000 cached covers
-    /// costs 100,000 `lstat`s; anything else is read and validated.
-    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+    /// costs 100,000 `lstat`s, most of them read ahead on another core; a
+    /// stamp read ahead is used only when it shows the file unchanged, and
+    /// anything else is looked at again and read and validated.
+    func check(_ id: AlbumID, expected row: IndexRow?, loaded: Int?) -> CachedFileCheck {
+        if let row, let loaded, let ahead = prefetched?.take(loaded), row.bytes == ahead.bytes, row.fileMTime == ahead.mtime {
+            return .valid(ahead)
+        }
         guard let stamp = store.stamp(for: id) else { return .missing }
         if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return .valid(stamp) }
         let bytes: [UInt8]

@@ -85,9 +85,9 @@ public struct SyncPlanner {
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
             }
-            let previous = persisted.claim(album.id)
+            let previous = persisted.claimNumbered(album.id)
             if previous == nil { added.append(album) }
-            track(album, previous: previous, now: now, files: files, effects: &effects)
+            track(album, previous: previous?.row, loaded: previous?.loaded, now: now, files: files, effects: &effects)
         }
         if !added.isEmpty { effects.append(.post(AlbumsAdded(albums: added))) }
         return effects
@@ -142,7 +142,9 @@ public struct SyncPlanner {
 
     // MARK: Starting an album
 
-    private mutating func track(_ album: Album, previous: IndexRow?, now: Date, files: some CoverFiles, effects: inout [SyncEffect]) {
+    private mutating func track(
+        _ album: Album, previous: IndexRow?, loaded: Int? = nil, now: Date, files: some CoverFiles, effects: inout [SyncEffect]
+    ) {
         var entry = TrackedAlbum(album: album, state: .pending)
         adjust(.pending, by: 1)
         defer {
@@ -163,7 +165,8 @@ public struct SyncPlanner {
         entry.httpStatus = row.httpStatus
         // A cached row, or a pending one whose file was renamed into place
         // just before a crash: a valid file on disk is adopted, not fetched.
-        if row.state != .failed, case .valid(let stamp) = files.check(album.id, expected: row.state == .cached ? row : nil) {
+        let expected = row.state == .cached ? row : nil
+        if row.state != .failed, case .valid(let stamp) = files.check(album.id, expected: expected, loaded: loaded) {
             entry.stamp = stamp
             entry.error = nil
             entry.attempts = 0
