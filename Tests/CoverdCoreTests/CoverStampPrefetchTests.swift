@@ -158,4 +158,65 @@ struct CoverStampPrefetchTests {
         // Then
         #expect(result == .valid(now))
     }
+
+    @Test("Given reads still queued, when the table is dropped, then they keep nothing and nothing fails")
+    func dropWhileReadsAreQueued() throws {
+        // Given
+        let directory = TestDirectory()
+        let queue = DispatchQueue(label: "test.stamps")
+        queue.suspend()
+        let prefetch = CoverStampPrefetch(store: try store(covering: ["a", "b"], in: directory), queue: queue)
+        prefetch.read(rows("a", "b"))
+
+        // When
+        prefetch.drop()
+        queue.resume()
+        prefetch.waitUntilIdle()
+
+        // Then
+        #expect(prefetch.isDropped)
+        #expect(prefetch.take(0) == nil)
+        #expect(prefetch.take(1) == nil)
+    }
+
+    @Test("Given a stamp read ahead of the same size but another time, when checked, then the disk is asked again")
+    func checkLooksAgainWhenOnlyTheTimeDiffers() throws {
+        // Given: the index expects the same size at another modification time
+        let directory = TestDirectory()
+        let store = try store(covering: ["a"], in: directory)
+        let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
+        let prefetch = CoverStampPrefetch(store: store)
+        prefetch.read(rows("a"))
+        prefetch.waitUntilIdle()
+        _ = store.remove(AlbumID(trusted: "a"))
+        let files = StoreCoverFiles(
+            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+        let other = FileStamp(bytes: stamp.bytes, mtime: stamp.mtime + 1_000_000_000)
+
+        // When
+        let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: other), loaded: 0)
+
+        // Then: the disk says the file is gone
+        #expect(result == .missing)
+    }
+
+    @Test("Given a cover missing when read ahead, when it appears before the decision, then the check finds it on the disk")
+    func checkLooksAgainWhenNoFileWasReadAhead() throws {
+        // Given
+        let directory = TestDirectory()
+        let store = try store(covering: [], in: directory)
+        let prefetch = CoverStampPrefetch(store: store)
+        prefetch.read(rows("a"))
+        prefetch.waitUntilIdle()
+        let temporary = try store.writeTemporary(Array(repeating: 3, count: 321), for: AlbumID(trusted: "a"))
+        let now = try store.commit(temporary, as: AlbumID(trusted: "a"))
+        let files = StoreCoverFiles(
+            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+
+        // When
+        let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: now), loaded: 0)
+
+        // Then
+        #expect(result == .valid(now))
+    }
 }

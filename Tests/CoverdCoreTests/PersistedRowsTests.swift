@@ -102,4 +102,17 @@ struct PersistedRowsTests {
         // Then
         #expect(persisted.packedBytes * 2 < unpacked, "\(persisted.packedBytes) packed against \(unpacked)")
     }
+
+    @Test func givenRowsLoadedOutOfOrderWithADuplicateWhenClaimedThenEachReportsItsPlaceInTheLoad() {
+        // Given: loaded as m, c, m again (dropped by the sort, the first kept), a
+        var persisted = PersistedRows()
+        let numbers = [row("m"), row("c"), row("m"), row("a")].map { persisted.append($0) }
+        // When
+        let a = persisted.claimNumbered(AlbumID(trusted: "a"))?.loaded
+        let c = persisted.claimNumbered(AlbumID(trusted: "c"))?.loaded
+        let m = persisted.claimNumbered(AlbumID(trusted: "m"))?.loaded
+        // Then
+        #expect(numbers == [0, 1, 2, 3])
+        #expect([a, c, m] == [3, 1, 0])
+    }
 }

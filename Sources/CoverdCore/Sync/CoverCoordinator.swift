@@ -18,7 +18,7 @@ public final class CoverCoordinator: Sendable {
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
-    private let stamps: CoverStampPrefetch
+    let stamps: CoverStampPrefetch
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,

@@ -9,14 +9,15 @@ import Synchronization
 /// the second core had little to do. The index is read before the scan, so
 /// the covers to look at are known early.
 ///
-/// Stamps are kept by the row's number in the index's load order (as
-/// `PersistedRows.claimNumbered` reports it), not by id: 16 bytes a row, with
-/// no copy of the ids. Each serves one decision at most, and only when it
-/// shows the file as the index expects; anything else is looked at again.
-/// Those not taken are dropped when the first scan completes, and every later
-/// check asks the disk. So the only difference a stamp read ahead can make is
-/// a file changed in the second or two between its read and the decision,
-/// the same kind of window any check leaves before the next one.
+/// Stamps are kept by the row's number in the index's load order (the number
+/// `SyncPlanner.remember` returns and `PersistedRows.claimNumbered` reports),
+/// not by id: 16 bytes a row in the table; only the batches waiting for their
+/// reads hold ids. Each stamp serves one decision at most, and only when it
+/// shows the file as the index expects; anything else is asked of the disk
+/// again. Those not taken are dropped when the first scan completes, and
+/// every later check asks the disk. So the only difference a stamp read ahead
+/// can make is a file changed between its read and the decision (at most the
+/// start-up's length), the same kind of window any check leaves before the next.
 ///
 /// Threading: rows are submitted, in load order, before any `take`; reads run
 /// on the prefetch queue; the table's lock is taken last (inside the
@@ -25,6 +26,8 @@ final class CoverStampPrefetch: Sendable {
     private let store: CoverStore
     private let queue: DispatchQueue
     private let table = Mutex(Table())
+    /// Rows stamped per read: few enough to start early, many enough to cost one lock each.
+    private static let batchSize = 2048
 
     private struct Table {
         var stamps: [Packed] = []
@@ -52,15 +55,14 @@ final class CoverStampPrefetch: Sendable {
     /// batches meanwhile.
     func readAhead(_ index: CoverIndex, into planner: inout SyncPlanner) throws(IndexError) {
         var batch: [(loaded: Int, id: AlbumID)] = []
-        var loaded = 0
+        batch.reserveCapacity(Self.batchSize)
         try index.forEachRow(expecting: { count in
             planner.expectRows(count)
             table.withLock { $0.stamps.reserveCapacity(count) }
         }) { row in
-            planner.remember(row)
+            let loaded = planner.remember(row)
             if row.state == .cached { batch.append((loaded, row.id)) }
-            loaded += 1
-            if batch.count == 2048 {
+            if batch.count == Self.batchSize {
                 read(batch)
                 batch = []
             }
@@ -70,7 +72,7 @@ final class CoverStampPrefetch: Sendable {
 
     /// Stamps the covers of `rows` (numbered in load order) on the prefetch queue.
     func read(_ rows: [(loaded: Int, id: AlbumID)]) {
-        guard let last = rows.last?.loaded else { return }
+        guard let last = rows.map(\.loaded).max(), rows.allSatisfy({ $0.loaded >= 0 }) else { return }
         let open = table.withLock { table -> Bool in
             guard !table.dropped else { return false }
             if table.stamps.count <= last { table.stamps += repeatElement(.unread, count: last + 1 - table.stamps.count) }
@@ -78,15 +80,18 @@ final class CoverStampPrefetch: Sendable {
         }
         guard open else { return }
         queue.async { [self] in
-            guard table.withLock({ !$0.dropped }) else { return }  // The start-up is over.
-            let found = rows.map { row -> Packed in
+            // Rows a decision already asked for are not looked at twice; none once the start-up is over.
+            let wanted = table.withLock { table in
+                table.dropped ? [] : rows.filter { table.stamps[$0.loaded].bytes == Packed.unread.bytes }
+            }
+            let found = wanted.map { row -> Packed in
                 guard let stamp = store.stamp(for: row.id) else { return .absent }
                 return Packed(bytes: Int64(stamp.bytes), mtime: stamp.mtime)
             }
             table.withLock { table in
                 guard !table.dropped else { return }
                 // A row already asked for stays taken: its decision was made on the disk's word.
-                for (row, stamp) in zip(rows, found) where table.stamps[row.loaded].bytes == Packed.unread.bytes {
+                for (row, stamp) in zip(wanted, found) where table.stamps[row.loaded].bytes == Packed.unread.bytes {
                     table.stamps[row.loaded] = stamp
                 }
             }
@@ -94,7 +99,8 @@ final class CoverStampPrefetch: Sendable {
     }
 
     /// The stamp read ahead for the row loaded `loaded`-th, handed out once;
-    /// nil when none was read (yet) or the file was not there.
+    /// nil when none was read (yet), the file was not there, the stamp was
+    /// taken already, or the table was dropped.
     func take(_ loaded: Int) -> FileStamp? {
         table.withLock { table -> FileStamp? in
             guard loaded >= 0, loaded < table.stamps.count else { return nil }
@@ -104,7 +110,8 @@ final class CoverStampPrefetch: Sendable {
         }
     }
 
-    /// Forgets every stamp not taken, and any read still queued.
+    /// Forgets every stamp not taken; reads still queued do nothing, and one
+    /// already running finishes its `lstat`s but keeps nothing.
     func drop() {
         table.withLock { table in
             table = Table()
@@ -115,5 +122,10 @@ final class CoverStampPrefetch: Sendable {
     /// Blocks until the reads submitted so far are done (for tests).
     func waitUntilIdle() {
         queue.sync {}
+    }
+
+    /// Whether the first scan's end dropped the table (for tests).
+    var isDropped: Bool {
+        table.withLock { $0.dropped }
     }
 }

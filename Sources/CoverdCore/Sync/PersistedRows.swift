@@ -13,6 +13,7 @@ struct PersistedRows {
     private var claimed: [Bool] = []
     /// Each row's place in the order it was loaded (sorting by id may change its position).
     private var loadOrder: [UInt32] = []
+    private var loadedCount = 0
     /// Record paths, each stored once; rows refer to them by index.
     private var records: [String] = []
     private var recordIndex: [String: Int] = [:]
@@ -27,7 +28,7 @@ struct PersistedRows {
     }
 
     /// Bytes the packed rows take (for tests and diagnostics).
-    var packedBytes: Int { buffer.count + starts.count * MemoryLayout<UInt32>.stride + claimed.count }
+    var packedBytes: Int { buffer.count + (starts.count + loadOrder.count) * MemoryLayout<UInt32>.stride + claimed.count }
 
     mutating func reserve(_ count: Int) {
         buffer.reserveCapacity(count * 112)  // A little over a typical row, so loading rarely regrows it.
@@ -36,8 +37,10 @@ struct PersistedRows {
         loadOrder.reserveCapacity(count)
     }
 
-    /// Adds a row; rows arriving in id order (as the index returns them) need no sorting.
-    mutating func append(_ row: IndexRow) {
+    /// Adds a row; rows arriving in id order (as the index returns them) need
+    /// no sorting. Returns its number in the load order (0, 1, 2…).
+    @discardableResult
+    mutating func append(_ row: IndexRow) -> Int {
         let record: Int
         if let known = recordIndex[row.record] {
             record = known
@@ -50,10 +53,12 @@ struct PersistedRows {
         precondition(start <= Int(UInt32.max), "index rows beyond 4 GiB packed")
         PackedRowCoding.encode(row, recordIndex: record, into: &buffer)
         if let last = starts.last, compareIDs(Int(last), start) >= 0 { sorted = false }
-        loadOrder.append(UInt32(starts.count))
+        loadOrder.append(UInt32(loadedCount))
+        loadedCount += 1
         starts.append(UInt32(start))
         claimed.append(false)
         unclaimedCount += 1
+        return loadedCount - 1
     }
 
     /// The row for `id`, if it is still unclaimed; it is claimed by this call.

@@ -40,8 +40,10 @@ public struct SyncPlanner {
         persisted.reserve(count)
     }
 
-    /// One row the index remembers (rows come in id order at start-up).
-    public mutating func remember(_ row: IndexRow) {
+    /// One row the index remembers (rows come in id order at start-up);
+    /// returns its number in the load order, as `claimNumbered` reports it.
+    @discardableResult
+    public mutating func remember(_ row: IndexRow) -> Int {
         persisted.append(row)
     }
 
@@ -116,7 +118,7 @@ public struct SyncPlanner {
         var effects: [SyncEffect] = []
         for row in persisted.takeUnclaimed() {
             if scan.isUnreadable(row.record), let album = row.album {
-                track(album, previous: row, now: now, files: files, effects: &effects)
+                track(album, previous: row, loaded: nil, now: now, files: files, effects: &effects)
                 tracked[row.id]?.restored = true
                 continue
             }
@@ -143,7 +145,7 @@ public struct SyncPlanner {
     // MARK: Starting an album
 
     private mutating func track(
-        _ album: Album, previous: IndexRow?, loaded: Int? = nil, now: Date, files: some CoverFiles, effects: inout [SyncEffect]
+        _ album: Album, previous: IndexRow?, loaded: Int?, now: Date, files: some CoverFiles, effects: inout [SyncEffect]
     ) {
         var entry = TrackedAlbum(album: album, state: .pending)
         adjust(.pending, by: 1)

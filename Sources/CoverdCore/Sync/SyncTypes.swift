@@ -82,7 +82,7 @@ public protocol CoverFiles {
 
 extension CoverFiles {
     /// A check with no stamp read ahead: the disk is asked.
-    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+    public func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
         check(id, expected: row, loaded: nil)
     }
 }
