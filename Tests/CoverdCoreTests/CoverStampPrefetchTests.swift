@@ -22,6 +22,26 @@ struct CoverStampPrefetchTests {
         names.enumerated().map { ($0.offset, AlbumID(trusted: $0.element)) }
     }
 
+    /// Stamps `ids` (numbered 0, 1, …) ahead over `store`, and waits for the reads.
+    func readAhead(_ ids: String..., over store: CoverStore) -> CoverStampPrefetch {
+        let prefetch = CoverStampPrefetch(store: store)
+        prefetch.read(ids.enumerated().map { ($0.offset, AlbumID(trusted: $0.element)) })
+        prefetch.waitUntilIdle()
+        return prefetch
+    }
+
+    /// The real files over `store`, taking stamps read ahead from `prefetch`.
+    func storeFiles(_ store: CoverStore, _ prefetch: CoverStampPrefetch) -> StoreCoverFiles {
+        StoreCoverFiles(
+            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+    }
+
+    /// Writes `count` bytes as `id`'s cover, replacing any; returns its stamp.
+    func write(_ id: String, bytes count: Int, in store: CoverStore) throws -> FileStamp {
+        let temporary = try store.writeTemporary(Array(repeating: 7, count: count), for: AlbumID(trusted: id))
+        return try store.commit(temporary, as: AlbumID(trusted: id))
+    }
+
     func row(_ id: String, state: CoverState, stamp: FileStamp?) throws -> IndexRow {
         let album = Album(id: AlbumID(trusted: id), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/\(id).png"), record: "/r.json")
         var row = IndexRow(album: album, state: state, updatedAt: Date())
@@ -122,12 +142,9 @@ struct CoverStampPrefetchTests {
         let directory = TestDirectory()
         let store = try store(covering: ["a"], in: directory)
         let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
-        let prefetch = CoverStampPrefetch(store: store)
-        prefetch.read(rows("a"))
-        prefetch.waitUntilIdle()
+        let prefetch = readAhead("a", over: store)
         _ = store.remove(AlbumID(trusted: "a"))
-        let files = StoreCoverFiles(
-            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+        let files = storeFiles(store, prefetch)
         let expected = try row("a", state: .cached, stamp: stamp)
 
         // When
@@ -144,13 +161,9 @@ struct CoverStampPrefetchTests {
         // Given: the stamp was read ahead, then the file was replaced by the one the index describes
         let directory = TestDirectory()
         let store = try store(covering: ["a"], in: directory)
-        let prefetch = CoverStampPrefetch(store: store)
-        prefetch.read(rows("a"))
-        prefetch.waitUntilIdle()
-        let replacement = try store.writeTemporary(Array(repeating: 7, count: 4321), for: AlbumID(trusted: "a"))
-        let now = try store.commit(replacement, as: AlbumID(trusted: "a"))
-        let files = StoreCoverFiles(
-            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+        let prefetch = readAhead("a", over: store)
+        let now = try write("a", bytes: 4321, in: store)
+        let files = storeFiles(store, prefetch)
 
         // When
         let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: now), loaded: 0)
@@ -185,12 +198,9 @@ struct CoverStampPrefetchTests {
         let directory = TestDirectory()
         let store = try store(covering: ["a"], in: directory)
         let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
-        let prefetch = CoverStampPrefetch(store: store)
-        prefetch.read(rows("a"))
-        prefetch.waitUntilIdle()
+        let prefetch = readAhead("a", over: store)
         _ = store.remove(AlbumID(trusted: "a"))
-        let files = StoreCoverFiles(
-            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+        let files = storeFiles(store, prefetch)
         let other = FileStamp(bytes: stamp.bytes, mtime: stamp.mtime + 1_000_000_000)
 
         // When
@@ -205,13 +215,9 @@ struct CoverStampPrefetchTests {
         // Given
         let directory = TestDirectory()
         let store = try store(covering: [], in: directory)
-        let prefetch = CoverStampPrefetch(store: store)
-        prefetch.read(rows("a"))
-        prefetch.waitUntilIdle()
-        let temporary = try store.writeTemporary(Array(repeating: 3, count: 321), for: AlbumID(trusted: "a"))
-        let now = try store.commit(temporary, as: AlbumID(trusted: "a"))
-        let files = StoreCoverFiles(
-            store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20, prefetched: prefetch)
+        let prefetch = readAhead("a", over: store)
+        let now = try write("a", bytes: 321, in: store)
+        let files = storeFiles(store, prefetch)
 
         // When
         let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: now), loaded: 0)
