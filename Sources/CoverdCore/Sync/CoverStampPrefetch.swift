@@ -72,7 +72,7 @@ final class CoverStampPrefetch: Sendable {
 
     /// Stamps the covers of `rows` (numbered in load order) on the prefetch queue.
     func read(_ rows: [(loaded: Int, id: AlbumID)]) {
-        guard let last = rows.map(\.loaded).max(), rows.allSatisfy({ $0.loaded >= 0 }) else { return }
+        guard let last = rows.map(\.loaded).max() else { return }
         let open = table.withLock { table -> Bool in
             guard !table.dropped else { return false }
             if table.stamps.count <= last { table.stamps += repeatElement(.unread, count: last + 1 - table.stamps.count) }
