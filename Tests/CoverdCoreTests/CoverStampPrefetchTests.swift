@@ -11,23 +11,42 @@ struct CoverStampPrefetchTests {
     func store(covering ids: [String], in directory: TestDirectory) throws -> CoverStore {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
-        for (number, id) in ids.enumerated() {
-            let temporary = try store.writeTemporary(Array(repeating: UInt8(number % 256), count: 100 + number), for: AlbumID(trusted: id))
-            _ = try store.commit(temporary, as: AlbumID(trusted: id))
-        }
+        for (number, id) in ids.enumerated() { _ = try write(id, bytes: 100 + number, in: store) }
         return store
     }
 
+    /// Rows named `names`, numbered 0, 1, … as if loaded in that order.
     func rows(_ names: String...) -> [(loaded: Int, id: AlbumID)] {
         names.enumerated().map { ($0.offset, AlbumID(trusted: $0.element)) }
     }
 
-    /// Stamps `ids` (numbered 0, 1, …) ahead over `store`, and waits for the reads.
-    func readAhead(_ ids: String..., over store: CoverStore) -> CoverStampPrefetch {
+    /// Stamps cover "a" (row 0) ahead over `store`, and waits for the read.
+    func readAheadA(over store: CoverStore) -> CoverStampPrefetch {
         let prefetch = CoverStampPrefetch(store: store)
-        prefetch.read(ids.enumerated().map { ($0.offset, AlbumID(trusted: $0.element)) })
+        prefetch.read(rows("a"))
         prefetch.waitUntilIdle()
         return prefetch
+    }
+
+    /// A prefetch whose reads wait until the returned queue is resumed.
+    func suspendedPrefetch(over store: CoverStore) -> (CoverStampPrefetch, DispatchQueue) {
+        let queue = DispatchQueue(label: "test.stamps")
+        queue.suspend()
+        return (CoverStampPrefetch(store: store, queue: queue), queue)
+    }
+
+    /// Cover "a" stamped ahead and then deleted: the window a read-ahead leaves.
+    func coverReadAheadThenDeleted(in directory: TestDirectory) throws -> (files: StoreCoverFiles, stamp: FileStamp) {
+        let store = try store(covering: ["a"], in: directory)
+        let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
+        let prefetch = readAheadA(over: store)
+        _ = store.remove(AlbumID(trusted: "a"))
+        return (storeFiles(store, prefetch), stamp)
+    }
+
+    /// Checks cover "a" (row 0) with the index expecting `stamp`.
+    func checkA(_ files: StoreCoverFiles, expecting stamp: FileStamp) throws -> CachedFileCheck {
+        files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: stamp), loaded: 0)
     }
 
     /// The real files over `store`, taking stamps read ahead from `prefetch`.
@@ -38,7 +57,7 @@ struct CoverStampPrefetchTests {
 
     /// Writes `count` bytes as `id`'s cover, replacing any; returns its stamp.
     func write(_ id: String, bytes count: Int, in store: CoverStore) throws -> FileStamp {
-        let temporary = try store.writeTemporary(Array(repeating: 7, count: count), for: AlbumID(trusted: id))
+        let temporary = try store.writeTemporary(Array(repeating: UInt8(count % 256), count: count), for: AlbumID(trusted: id))
         return try store.commit(temporary, as: AlbumID(trusted: id))
     }
 
@@ -94,9 +113,7 @@ struct CoverStampPrefetchTests {
     func aRowAskedForEarlyStaysTaken() throws {
         // Given: the reads wait on a suspended queue, so the question comes first
         let directory = TestDirectory()
-        let queue = DispatchQueue(label: "test.stamps")
-        queue.suspend()
-        let prefetch = CoverStampPrefetch(store: try store(covering: ["a", "b"], in: directory), queue: queue)
+        let (prefetch, queue) = suspendedPrefetch(over: try store(covering: ["a", "b"], in: directory))
         prefetch.read(rows("a", "b"))
         let early = prefetch.take(0)
 
@@ -140,16 +157,11 @@ struct CoverStampPrefetchTests {
     func checkTakesAMatchingStamp() throws {
         // Given: the cover went away after its stamp was read ahead (the window a read-ahead leaves)
         let directory = TestDirectory()
-        let store = try store(covering: ["a"], in: directory)
-        let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
-        let prefetch = readAhead("a", over: store)
-        _ = store.remove(AlbumID(trusted: "a"))
-        let files = storeFiles(store, prefetch)
-        let expected = try row("a", state: .cached, stamp: stamp)
+        let (files, stamp) = try coverReadAheadThenDeleted(in: directory)
 
         // When
-        let first = files.check(AlbumID(trusted: "a"), expected: expected, loaded: 0)
-        let second = files.check(AlbumID(trusted: "a"), expected: expected, loaded: 0)
+        let first = try checkA(files, expecting: stamp)
+        let second = try checkA(files, expecting: stamp)
 
         // Then: the first check took the stamp read ahead, the second asked the disk
         #expect(first == .valid(stamp))
@@ -161,12 +173,11 @@ struct CoverStampPrefetchTests {
         // Given: the stamp was read ahead, then the file was replaced by the one the index describes
         let directory = TestDirectory()
         let store = try store(covering: ["a"], in: directory)
-        let prefetch = readAhead("a", over: store)
+        let prefetch = readAheadA(over: store)
         let now = try write("a", bytes: 4321, in: store)
-        let files = storeFiles(store, prefetch)
 
         // When
-        let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: now), loaded: 0)
+        let result = try checkA(storeFiles(store, prefetch), expecting: now)
 
         // Then
         #expect(result == .valid(now))
@@ -176,9 +187,7 @@ struct CoverStampPrefetchTests {
     func dropWhileReadsAreQueued() throws {
         // Given
         let directory = TestDirectory()
-        let queue = DispatchQueue(label: "test.stamps")
-        queue.suspend()
-        let prefetch = CoverStampPrefetch(store: try store(covering: ["a", "b"], in: directory), queue: queue)
+        let (prefetch, queue) = suspendedPrefetch(over: try store(covering: ["a", "b"], in: directory))
         prefetch.read(rows("a", "b"))
 
         // When
@@ -196,15 +205,10 @@ struct CoverStampPrefetchTests {
     func checkLooksAgainWhenOnlyTheTimeDiffers() throws {
         // Given: the index expects the same size at another modification time
         let directory = TestDirectory()
-        let store = try store(covering: ["a"], in: directory)
-        let stamp = try #require(store.stamp(for: AlbumID(trusted: "a")))
-        let prefetch = readAhead("a", over: store)
-        _ = store.remove(AlbumID(trusted: "a"))
-        let files = storeFiles(store, prefetch)
-        let other = FileStamp(bytes: stamp.bytes, mtime: stamp.mtime + 1_000_000_000)
+        let (files, stamp) = try coverReadAheadThenDeleted(in: directory)
 
         // When
-        let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: other), loaded: 0)
+        let result = try checkA(files, expecting: FileStamp(bytes: stamp.bytes, mtime: stamp.mtime + 1_000_000_000))
 
         // Then: the disk says the file is gone
         #expect(result == .missing)
@@ -215,12 +219,11 @@ struct CoverStampPrefetchTests {
         // Given
         let directory = TestDirectory()
         let store = try store(covering: [], in: directory)
-        let prefetch = readAhead("a", over: store)
+        let prefetch = readAheadA(over: store)
         let now = try write("a", bytes: 321, in: store)
-        let files = storeFiles(store, prefetch)
 
         // When
-        let result = files.check(AlbumID(trusted: "a"), expected: try row("a", state: .cached, stamp: now), loaded: 0)
+        let result = try checkA(storeFiles(store, prefetch), expecting: now)
 
         // Then
         #expect(result == .valid(now))

@@ -6,11 +6,16 @@ import Testing
 
 @Suite("Daemon parts")
 struct DaemonPartsTests {
+    /// The daemon's parts over `directory`'s records and cache, on a bus of their own.
+    func makeParts(in directory: TestDirectory) throws -> DaemonParts {
+        let configuration = Configuration(recordsDirectory: directory.sub("albums"), cacheDirectory: directory.path + "/cache")
+        return try DaemonParts(configuration: configuration, bus: EventBus())
+    }
+
     @Test("Given the running parts, when the watchdog's probes are listed, then every work loop is probed and answers")
     func everyLoopIsProbed() throws {
         let directory = TestDirectory()
-        let configuration = Configuration(recordsDirectory: directory.sub("albums"), cacheDirectory: directory.path + "/cache")
-        let parts = try DaemonParts(configuration: configuration, bus: EventBus())
+        let parts = try makeParts(in: directory)
         defer { parts.shutDown() }
         let probes = parts.probes
         #expect(probes.contains { $0 is CoverCoordinator })
@@ -42,8 +47,7 @@ struct DaemonPartsTests {
     func stampsReadAheadAreDroppedAfterTheFirstScan() throws {
         // Given
         let directory = TestDirectory()
-        let configuration = Configuration(recordsDirectory: directory.sub("albums"), cacheDirectory: directory.path + "/cache")
-        let parts = try DaemonParts(configuration: configuration, bus: EventBus())
+        let parts = try makeParts(in: directory)
         defer { parts.shutDown() }
         #expect(!parts.coordinator.stamps.isDropped)
 

@@ -15,8 +15,7 @@ struct FileDescriptorTests {
         guard pipe(&ends) == 0 else { return nil }
         defer { ends.forEach { close($0) } }
         let size = coverd_pipe_size(ends[1])
-        let limit = (try? String(contentsOfFile: "/proc/sys/fs/pipe-max-size", encoding: .utf8))
-            .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) } ?? 0
+        let limit = Int32(pipeMaxSize ?? 0)
         return size > 0 && size * 2 <= limit ? (size, size * 2) : nil
     }()
 

@@ -1,3 +1,4 @@
+// What the kernel does here, asked of it directly: pages resident in the page cache, and pipe limits.
 import CLinux
 import Foundation
 
@@ -42,3 +43,10 @@ public let temporaryFilesCanLeavePageCache: Bool = {
     close(fd)
     return cachedAfterSync && advised && (try? residentPages(path)) == 0
 }()
+
+/// The largest pipe buffer an unprivileged process may ask for
+/// (/proc/sys/fs/pipe-max-size), or nil where it cannot be read.
+public var pipeMaxSize: Int? {
+    (try? String(contentsOfFile: "/proc/sys/fs/pipe-max-size", encoding: .utf8))
+        .flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+}
