@@ -11,9 +11,9 @@ mkdir -p "$out" "$artifacts"
 core="$top/Sources/CoverdCore"
 
 records_sources="$core/Records/JSONParser.swift $core/Records/JSONValue.swift $core/Records/AlbumValidator.swift
-    $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/RecordContents.swift $core/Records/RecordPosition.swift
+    $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/AlbumID+ASCII.swift $core/Records/RecordErrors.swift $core/Records/RecordContents.swift $core/Records/RecordPosition.swift
     $core/Records/BinaryPropertyList.swift $core/Records/ArchiveRecordDecoder.swift $core/Support/SystemError.swift"
-http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Records/RecordPosition.swift $core/Records/AlbumID.swift $core/Records/RecordErrors.swift $core/Records/JSONValue.swift
+http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Records/RecordPosition.swift $core/Records/AlbumID.swift $core/Records/AlbumID+ASCII.swift $core/Records/RecordErrors.swift $core/Records/JSONValue.swift
     $core/Support/SystemError.swift"
 image_sources="$(ls "$core"/Images/*.swift | tr '\n' ' ')"
 

@@ -29,7 +29,16 @@ public struct AlbumID: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// `<artist>-<title>-<hash>`: readable, and unique through a 64-bit FNV-1a
     /// hash of the normalised artist and title (case and spacing folded,
     /// canonical Unicode form) of which 12 hex digits are kept.
+    ///
+    /// Covers are named by these ids, so the result must never change: ASCII
+    /// text (most records) takes a shortcut on its bytes (`derivedFromASCII`),
+    /// held to the general way by a test over generated texts.
     public static func derived(artist: String, title: String) -> AlbumID {
+        derivedFromASCII(artist: artist, title: title) ?? derivedScalarByScalar(artist: artist, title: title)
+    }
+
+    /// The general way: Unicode normalisation and case mapping of whole strings.
+    static func derivedScalarByScalar(artist: String, title: String) -> AlbumID {
         let key = normalise(artist) + "\u{1F}" + normalise(title)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in key.utf8 {
