@@ -2,6 +2,14 @@
 SWIFT ?= swift
 # The build installed by `make install` (the systemd test installs the debug build it already has).
 BUILD ?= release
+# Release builds link the Swift runtime, Dispatch and Foundation statically: no
+# symbol binding across 20 Swift libraries at start-up and no calls through the
+# PLT for every retain and release. Measured (README, Performance): restart to
+# READY 1.29-1.34 -> 1.13-1.21 s, after a cache drop 1.95-2.29 -> 1.83-1.87 s,
+# RSS 6 MiB lower. The binary grows from 13 to 83 MB, most of it ICU data that
+# is never paged in. (The link prints one warning from Foundation's own use of
+# mktemp; it is not coverd's code.)
+STATIC = $(if $(filter release,$(BUILD)),--static-swift-stdlib)
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
@@ -20,7 +28,7 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release
+	$(SWIFT) build -c release --static-swift-stdlib
 
 # A working demo offline: sample covers served on 127.0.0.1, records written, daemon in the foreground.
 run: release
@@ -69,7 +77,7 @@ fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 install: deps
-	$(SWIFT) build -c $(BUILD) --product coverd
+	$(SWIFT) build -c $(BUILD) $(STATIC) --product coverd
 	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
 	install -m 0755 "$$($(SWIFT) build -c $(BUILD) --show-bin-path)/coverd" "$(BINDIR)/coverd"
 	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
