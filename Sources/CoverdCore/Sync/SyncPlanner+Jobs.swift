@@ -40,8 +40,9 @@ extension SyncPlanner {
         jobs[url] = job
     }
 
-    /// Adds an album whose retry time is still ahead (from the index) to a waiting job.
-    mutating func wait(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
+    /// Adds an album whose retry time is still ahead (from the index) to a
+    /// waiting job. Internal, not private, only because `track` is in another file.
+    mutating func waitForRetry(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
         if jobs[url] != nil {
             attach(id, to: url, now: due, effects: &effects)
             return

@@ -182,7 +182,7 @@ public struct SyncPlanner {
         }
         tracked[album.id] = entry
         if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
-            wait(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
+            waitForRetry(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
         } else {
             attach(album.id, to: album.coverURL, now: now, retryWaiting: recordChanged, effects: &effects)
         }
