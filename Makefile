@@ -8,15 +8,23 @@ BUILD ?= release
 # READY 1.29-1.34 -> 1.13-1.21 s, after a cache drop 1.95-2.29 -> 1.83-1.87 s,
 # RSS 6 MiB lower. The binary grows from 13 to 83 MB, most of it ICU data that
 # is never paged in. (The link prints one warning from Foundation's own use of
-# mktemp; it is not coverd's code.)
-STATIC = $(if $(filter release,$(BUILD)),--static-swift-stdlib)
+# mktemp; it is not coverd's code.) Build release only with these flags: a
+# plain `swift build -c release` in the same .build rebuilds everything.
+RELEASE_FLAGS = -c release --static-swift-stdlib
+BUILD_FLAGS = $(if $(filter release,$(BUILD)),$(RELEASE_FLAGS),-c $(BUILD))
+RELEASE_BIN = "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/coverd"
+# A statically linked runtime looks for its crash backtracer next to the
+# binary, in ../libexec/swift/linux (the dynamic one looks beside
+# libswiftCore.so): without it a crash leaves one line in the journal.
+BACKTRACER = $(dir $(realpath $(shell command -v $(SWIFT))))../libexec/swift/linux/swift-backtrace-static
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
+BACKTRACERDIR = $(BINDIR)/../libexec/swift/linux
 
-.PHONY: all deps build release run test systemd-test asan-test asan-e2e fuzz bench bench-check install uninstall clean
+.PHONY: all deps build release run test release-e2e systemd-test asan-test asan-e2e fuzz bench bench-check install uninstall clean
 FUZZ_SECONDS ?= 300
 
 all: build
@@ -28,11 +36,11 @@ build: deps
 	$(SWIFT) build
 
 release: deps
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 # A working demo offline: sample covers served on 127.0.0.1, records written, daemon in the foreground.
 run: release
-	@./scripts/demo.sh "$$($(SWIFT) build -c release --show-bin-path)/coverd"
+	@./scripts/demo.sh $(RELEASE_BIN)
 
 # Every test: unit and end-to-end tests against the built binary, then the
 # service under a real systemd --user and journald (root only; CI runs as root).
@@ -41,6 +49,7 @@ test: build
 	$(SWIFT) build --build-tests
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
 	$(MAKE) bench-check
+	$(MAKE) release-e2e
 	$(MAKE) systemd-test
 	$(MAKE) asan-test
 	$(MAKE) asan-e2e
@@ -50,12 +59,17 @@ test: build
 # BENCH_ARGS="--runs 5 -n 10000"; BENCH_TMPFS=1 to leave the disk out.
 bench: release
 	@./scripts/ensure-deps.sh nginx
-	python3 bench/bench.py $(BENCH_ARGS)
+	python3 bench/bench.py --binary $(RELEASE_BIN) $(BENCH_ARGS)
 
 # The benchmark's own correctness: a small sync through nginx, every cover checked byte for byte.
 bench-check: build
 	@./scripts/ensure-deps.sh nginx
 	python3 bench/bench.py --check --binary "$$($(SWIFT) build --show-bin-path)/coverd"
+
+# The end-to-end suites against the statically linked release build, the one `make install` installs.
+release-e2e: release
+	$(SWIFT) build --build-tests
+	COVERD_BIN=$(RELEASE_BIN) $(SWIFT) test --skip-build --filter EndToEndTests
 
 systemd-test: build
 	@./scripts/test-systemd.sh
@@ -77,9 +91,13 @@ fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
 install: deps
-	$(SWIFT) build -c $(BUILD) $(STATIC) --product coverd
+	$(SWIFT) build $(BUILD_FLAGS) --product coverd
 	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
-	install -m 0755 "$$($(SWIFT) build -c $(BUILD) --show-bin-path)/coverd" "$(BINDIR)/coverd"
+	install -m 0755 "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/coverd" "$(BINDIR)/coverd"
+	@if [ "$(BUILD)" = release ]; then \
+		install -D -m 0755 "$(BACKTRACER)" "$(BACKTRACERDIR)/swift-backtrace" && \
+		echo "installed the crash backtracer in $(BACKTRACERDIR)"; \
+	fi
 	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
 	install -m 0644 README.md "$(DOCDIR)/README.md"
 	@if [ -e "$(CONFIGDIR)/coverd.toml" ]; then \
@@ -92,7 +110,8 @@ install: deps
 
 uninstall:
 	-systemctl --user disable --now coverd.service 2>/dev/null
-	rm -f "$(BINDIR)/coverd" "$(UNITDIR)/coverd.service"
+	rm -f "$(BINDIR)/coverd" "$(UNITDIR)/coverd.service" "$(BACKTRACERDIR)/swift-backtrace"
+	-rmdir "$(BACKTRACERDIR)" "$(BINDIR)/../libexec/swift" "$(BINDIR)/../libexec" 2>/dev/null
 	rm -rf "$(DOCDIR)"
 	-systemctl --user daemon-reload 2>/dev/null
 	@echo "left $(CONFIGDIR), the records and the cache in place"
