@@ -42,7 +42,8 @@ release: deps
 run: release
 	@./scripts/demo.sh $(RELEASE_BIN)
 
-# Every test: unit and end-to-end tests against the built binary, then the
+# Every test: unit and end-to-end tests against the built binary, the
+# end-to-end tests again against the static release build, then the
 # service under a real systemd --user and journald (root only; CI runs as root).
 # Then the unit tests again under AddressSanitizer, and each fuzzer for a minute.
 test: build
@@ -94,9 +95,12 @@ install: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product coverd
 	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
 	install -m 0755 "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/coverd" "$(BINDIR)/coverd"
-	@if [ "$(BUILD)" = release ]; then \
+	@if [ "$(BUILD)" != release ]; then :; \
+	elif [ -f "$(BACKTRACER)" ]; then \
 		install -D -m 0755 "$(BACKTRACER)" "$(BACKTRACERDIR)/swift-backtrace" && \
 		echo "installed the crash backtracer in $(BACKTRACERDIR)"; \
+	else \
+		echo "warning: no $(BACKTRACER) in this toolchain: a crash will print no backtrace"; \
 	fi
 	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
 	install -m 0644 README.md "$(DOCDIR)/README.md"
