@@ -72,7 +72,7 @@ struct DerivedIDTests {
 
     private func expectAgreement(_ artist: String, _ title: String, sourceLocation: SourceLocation = #_sourceLocation) {
         let fast = AlbumID.derivedFromASCII(artist: artist, title: title)
-        #expect(fast != nil, "\(artist.debugDescription) is ASCII", sourceLocation: sourceLocation)
+        #expect(fast != nil, "\(artist.debugDescription) \(title.debugDescription) are ASCII", sourceLocation: sourceLocation)
         #expect(fast == AlbumID.derivedScalarByScalar(artist: artist, title: title),
                 "\(artist.debugDescription) \(title.debugDescription)", sourceLocation: sourceLocation)
     }

@@ -40,19 +40,6 @@ extension SyncPlanner {
         jobs[url] = job
     }
 
-    /// Adds an album whose retry time is still ahead (from the index) to a
-    /// waiting job. Internal, not private, only because `track` is in another file.
-    mutating func waitForRetry(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
-        if jobs[url] != nil {
-            attach(id, to: url, now: due, effects: &effects)
-            return
-        }
-        let token = newToken()
-        jobs[url] = CoverJob(url: url, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
-        tracked[id]?.nextRetry = due
-        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
-    }
-
     /// Removes an album from its job; a job nobody waits for is cancelled.
     mutating func detach(_ id: AlbumID, from url: CoverURL, effects: inout [SyncEffect]) {
         guard var job = jobs[url] else { return }

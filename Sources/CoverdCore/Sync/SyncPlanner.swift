@@ -188,6 +188,18 @@ public struct SyncPlanner {
         }
     }
 
+    /// Adds an album whose retry time is still ahead (from the index) to a waiting job.
+    private mutating func waitForRetry(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
+        if jobs[url] != nil {
+            attach(id, to: url, now: due, effects: &effects)
+            return
+        }
+        let token = newToken()
+        jobs[url] = CoverJob(url: url, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
+        tracked[id]?.nextRetry = due
+        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+    }
+
     // MARK: Bookkeeping
 
     /// The only place an album's state changes, so counts and the cached-by-URL list stay exact.
