@@ -4,25 +4,26 @@ SWIFT ?= swift
 BUILD ?= release
 # Release builds link the Swift runtime, Dispatch and Foundation statically: no
 # symbol binding across 20 Swift libraries at start-up and no calls through the
-# PLT for every retain and release. Measured (README, Performance): restart to
-# READY 1.29-1.34 -> 1.13-1.21 s, after a cache drop 1.95-2.29 -> 1.83-1.87 s,
-# RSS 6 MiB lower. The binary grows from 13 to 83 MB, most of it ICU data that
-# is never paged in. (The link prints one warning from Foundation's own use of
+# PLT for every retain and release. Measured (README, Performance, 2026-11-23):
+# restart to READY median 1.34 -> 1.24 s, after a cache drop 2.09 -> 1.93 s,
+# RSS at 100,000 albums 6 MiB lower. The binary grows from 13 to 83 MB, most of
+# it ICU data that is never paged in. (The link prints one warning from Foundation's own use of
 # mktemp; it is not coverd's code.) Build release only with these flags: a
 # plain `swift build -c release` in the same .build rebuilds everything.
 RELEASE_FLAGS = -c release --static-swift-stdlib
 BUILD_FLAGS = $(if $(filter release,$(BUILD)),$(RELEASE_FLAGS),-c $(BUILD))
 RELEASE_BIN = "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/coverd"
-# A statically linked runtime looks for its crash backtracer next to the
-# binary, in ../libexec/swift/linux (the dynamic one looks beside
-# libswiftCore.so): without it a crash leaves one line in the journal.
-BACKTRACER = $(dir $(realpath $(shell command -v $(SWIFT))))../libexec/swift/linux/swift-backtrace-static
+# A statically linked runtime looks for its crash backtracer from the path it
+# was started by (the unit's absolute ExecStart): the directory, less a last
+# `bin`, then libexec/swift/linux (the dynamic runtime looks beside
+# libswiftCore.so). Without it a crash leaves one line in the journal.
+BACKTRACER = $(shell $(SWIFT) -print-target-info | python3 -c 'import json, sys; print(json.load(sys.stdin)["paths"]["runtimeResourcePath"])')/../../libexec/swift/linux/swift-backtrace-static
 PREFIX ?= $(HOME)/.local
 BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
-BACKTRACERDIR = $(BINDIR)/../libexec/swift/linux
+BACKTRACERDIR = $(if $(filter %/bin,$(BINDIR)),$(patsubst %/bin,%,$(BINDIR)),$(BINDIR))/libexec/swift/linux
 
 .PHONY: all deps build release run test release-e2e systemd-test asan-test asan-e2e fuzz bench bench-check install uninstall clean
 FUZZ_SECONDS ?= 300
@@ -95,12 +96,18 @@ install: deps
 	$(SWIFT) build $(BUILD_FLAGS) --product coverd
 	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
 	install -m 0755 "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/coverd" "$(BINDIR)/coverd"
+	@# A backtracer already there (a toolchain installed under the same prefix) is left alone.
 	@if [ "$(BUILD)" != release ]; then :; \
-	elif [ -f "$(BACKTRACER)" ]; then \
+	elif [ ! -f "$(BACKTRACER)" ]; then \
+		echo "warning: no $(BACKTRACER) in this toolchain: a crash will print no backtrace"; \
+	elif [ -e "$(BACKTRACERDIR)/swift-backtrace" ] && ! cmp -s "$(BACKTRACER)" "$(BACKTRACERDIR)/swift-backtrace"; then \
+		echo "keeping the existing $(BACKTRACERDIR)/swift-backtrace"; \
+	else \
 		install -D -m 0755 "$(BACKTRACER)" "$(BACKTRACERDIR)/swift-backtrace" && \
 		echo "installed the crash backtracer in $(BACKTRACERDIR)"; \
-	else \
-		echo "warning: no $(BACKTRACER) in this toolchain: a crash will print no backtrace"; \
+	fi
+	@if [ "$(BUILD)" = release ] && SWIFT_BACKTRACE=enable=yes "$(BINDIR)/coverd" --version 2>&1 | grep -q "unable to locate swift-backtrace"; then \
+		echo "warning: $(BINDIR)/coverd does not find its crash backtracer"; \
 	fi
 	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
 	install -m 0644 README.md "$(DOCDIR)/README.md"
@@ -114,8 +121,12 @@ install: deps
 
 uninstall:
 	-systemctl --user disable --now coverd.service 2>/dev/null
-	rm -f "$(BINDIR)/coverd" "$(UNITDIR)/coverd.service" "$(BACKTRACERDIR)/swift-backtrace"
-	-rmdir "$(BACKTRACERDIR)" "$(BINDIR)/../libexec/swift" "$(BINDIR)/../libexec" 2>/dev/null
+	rm -f "$(BINDIR)/coverd" "$(UNITDIR)/coverd.service"
+	@# Only the copy install made: never a toolchain's own backtracer.
+	@if [ -f "$(BACKTRACER)" ] && cmp -s "$(BACKTRACER)" "$(BACKTRACERDIR)/swift-backtrace"; then \
+		rm -f "$(BACKTRACERDIR)/swift-backtrace"; \
+		rmdir "$(BACKTRACERDIR)" "$(dir $(BACKTRACERDIR))" 2>/dev/null || true; \
+	fi
 	rm -rf "$(DOCDIR)"
 	-systemctl --user daemon-reload 2>/dev/null
 	@echo "left $(CONFIGDIR), the records and the cache in place"

@@ -617,9 +617,8 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
 # -- main -----------------------------------------------------------------------------
 
 def release_binary():
-    # As `make release` builds it (see the Makefile): a different flag would rebuild it dynamically linked.
-    subprocess.run(["swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "coverd"], cwd=TOP,
-                   check=True, stdout=subprocess.DEVNULL)
+    # Built by `make release`, so that its flags (RELEASE_FLAGS: statically linked) are written in one place.
+    subprocess.run(["make", "-C", TOP, "release"], check=True, stdout=subprocess.DEVNULL)
     path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=TOP, check=True,
                           capture_output=True, text=True).stdout.strip()
     return os.path.join(path, "coverd")
