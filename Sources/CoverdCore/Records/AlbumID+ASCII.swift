@@ -65,7 +65,7 @@ extension AlbumID {
         var pendingDash = false
         for byte in field {
             let lower = lowercase(byte)
-            guard (lower >= 0x30 && lower <= 0x39) || (lower >= 0x61 && lower <= 0x7A) else {
+            guard isAlphanumeric(lower) else {
                 pendingDash = true
                 continue
             }

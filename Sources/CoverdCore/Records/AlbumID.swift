@@ -56,7 +56,8 @@ public struct AlbumID: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     public static func < (lhs: AlbumID, rhs: AlbumID) -> Bool { lhs.rawValue < rhs.rawValue }
 
-    private static func isAlphanumeric(_ byte: UInt8) -> Bool {
+    /// ASCII letters and digits: what an id may start with, and what the readable part of a derived one keeps.
+    static func isAlphanumeric(_ byte: UInt8) -> Bool {
         (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
     }
 
