@@ -19,6 +19,8 @@ static inline long long coverd_filesystem_type(const char *path) {
 
 // mallopt(M_ARENA_MAX, n): the macro is not imported into Swift.
 static inline int coverd_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
+// mallopt(M_MMAP_THRESHOLD, bytes), which also stops glibc from raising the threshold itself.
+static inline int coverd_set_malloc_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
 
 // A pipe's buffer size: F_SETPIPE_SZ and F_GETPIPE_SZ are defined only under _GNU_SOURCE.
 #ifndef F_SETPIPE_SZ

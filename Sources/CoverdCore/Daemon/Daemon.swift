@@ -57,7 +57,7 @@ public final class Daemon: Sendable {
 
     /// Runs until asked to stop; returns after a clean shutdown.
     public func run() throws(DaemonError) {
-        MallocArenas.limit()
+        MallocSettings.apply()
         // Signals first: a SIGTERM or SIGHUP during a long first scan must not kill the process.
         let signals = SignalWatcher()
         signals.on([SIGTERM, SIGINT]) { [weak self] _ in self?.requestStop() }
