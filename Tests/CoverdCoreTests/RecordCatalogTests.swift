@@ -85,4 +85,45 @@ struct RecordCatalogTests {
         #expect(change.removed.map(\.id.rawValue) == ["x"])
         #expect(catalog.albumCount == 1)
     }
+
+    @Test("Given random files with ids repeated within and across them, when a file is new, then its changes equal those of a known file")
+    func newFileShortcutMatchesTheGeneralRules() throws {
+        // Given: two catalogs fed the same updates; in the second, every file
+        // is made known (empty) first, so its albums take the general path
+        let paths = ["/r/a.json", "/r/b.json", "/r/c.json", "/r/d/e.json"]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<200 {
+            var shortcut = RecordCatalog()
+            var general = RecordCatalog()
+            for _ in 0..<Int.random(in: 1...12, using: &generator) {
+                let path = paths.randomElement(using: &generator) ?? paths[0]
+                // When
+                let expected: CatalogChange
+                let change: CatalogChange
+                let removal = Int.random(in: 0..<5, using: &generator) == 0
+                if removal {
+                    change = shortcut.remove(path: path)
+                    expected = general.remove(path: path)
+                } else {
+                    let albums = try (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                        try album("id\(Int.random(in: 0..<6, using: &generator))", url: "http://h/\(Int.random(in: 0..<2, using: &generator)).png",
+                                  record: path, title: "\(Int.random(in: 0..<2, using: &generator))")
+                    }
+                    if !general.contains(path: path) { _ = general.update(path: path, albums: []) }
+                    change = shortcut.update(path: path, albums: albums)
+                    expected = general.update(path: path, albums: albums)
+                }
+                // Then: the same changes; a removal lists them in its table's order, which differs
+                let order: ([Album]) -> [String] = { $0.map { "\($0.id) \($0.record) \($0.title) \($0.coverURL)" } }
+                if !removal {
+                    #expect(order(change.upserted) == order(expected.upserted))
+                } else {
+                    #expect(order(change.upserted).sorted() == order(expected.upserted).sorted())
+                    #expect(order(change.removed).sorted() == order(expected.removed).sorted())
+                }
+                #expect(change.duplicates == expected.duplicates)
+                #expect(shortcut.albums.sorted { $0.id < $1.id } == general.albums.sorted { $0.id < $1.id })
+            }
+        }
+    }
 }

@@ -120,9 +120,9 @@ public struct RecordCatalog: Sendable {
 
     private struct Entry: Sendable {
         /// Nil from the moment the last holder lets go until the id is settled.
-        var holders: RecordHolders?
+        var holders: RecordHolders? = nil
         /// Nil from the moment a first holder claims the id until it is settled.
-        var winner: Album?
+        var winner: Album? = nil
     }
 
     public init() {}
@@ -137,6 +137,13 @@ public struct RecordCatalog: Sendable {
     /// Replaces what `path` holds.
     public mutating func update(path: String, albums: [Album]) -> CatalogChange {
         var change = CatalogChange()
+        update(path: path, albums: albums, into: &change)
+        return change
+    }
+
+    /// The same, recorded straight into `change` (as `merge` would record it).
+    mutating func update(path: String, albums: [Album], into change: inout CatalogChange) {
+        guard files[path] != nil else { return add(path: path, albums: albums, into: &change) }
         var seen: [AlbumID: Album] = [:]
         for album in albums {
             if let first = seen[album.id] {
@@ -156,7 +163,44 @@ public struct RecordCatalog: Sendable {
         for id in touched where settled.insert(id).inserted {
             settle(id, into: &change, reportDuplicateFor: seen[id] != nil && !oldIDs.contains(id) ? path : nil)
         }
-        return change
+    }
+
+    /// `update` for a file the catalog does not hold (every file of the first
+    /// scan): the same changes in the same order, with one lookup per album
+    /// in each table where the general rules take a dozen, which made this
+    /// the longest single-threaded stretch of a restart over 100,000 albums.
+    /// An id that another file holds too goes by the general rules.
+    private mutating func add(path: String, albums: [Album], into change: inout CatalogChange) {
+        var seen: [AlbumID: Album] = [:]
+        seen.reserveCapacity(albums.count)
+        var firsts: [Album] = []
+        firsts.reserveCapacity(albums.count)
+        for album in albums {
+            if let first = seen.updateValue(album, forKey: album.id) {
+                seen[album.id] = first
+                change.duplicates.append(DuplicateAlbum(id: album.id, kept: "\(path): \(first.position)", ignored: "\(path): \(album.position)"))
+            } else {
+                firsts.append(album)
+            }
+        }
+        files[path] = seen
+        for album in firsts {
+            if Self.holdAlone(&entries[album.id, default: Entry()], path: path, album: album) {
+                change.record(album.id, before: nil, after: album)
+            } else {
+                claim(album.id, path: path)
+                settle(album.id, into: &change, reportDuplicateFor: path)
+            }
+        }
+    }
+
+    /// Makes `path` the only holder and `album` the winner of an entry that
+    /// did not exist (the empty default); false, changing nothing, otherwise.
+    /// Between calls every entry has a winner, so an empty one is a new id.
+    private static func holdAlone(_ entry: inout Entry, path: String, album: Album) -> Bool {
+        guard entry.holders == nil, entry.winner == nil else { return false }
+        entry = Entry(holders: RecordHolders(path), winner: album)
+        return true
     }
 
     /// Forgets `path`, as when its file was deleted or moved away.

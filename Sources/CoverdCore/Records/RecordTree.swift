@@ -207,7 +207,7 @@ struct RecordTree {
         do throws(RecordFileError) {
             let contents: RecordContents
             if let prefetched { contents = try prefetched.contents.get() } else { contents = try reader.read(path, kind: kind) }
-            output.change.merge(catalog.update(path: path, albums: contents.albums))
+            catalog.update(path: path, albums: contents.albums, into: &output.change)
             output.rejections += contents.rejections
         } catch {
             var info = stat()
