@@ -115,4 +115,35 @@ struct PersistedRowsTests {
         #expect(numbers == [0, 1, 2, 3])
         #expect([a, c, m] == [3, 1, 0])
     }
+
+    @Test func givenRowsClaimedInRandomOrderWhenClaimedThenClaimsAndLeftoversMatchAPlainModel() {
+        // Given: rows loaded in id order (as the index gives them) or out of
+        // order with repeats; claims in a random order with repeats and strangers
+        var generator = SystemRandomNumberGenerator()
+        for round in 0..<40 {
+            var ids = (0..<Int.random(in: 1...600, using: &generator)).map { _ in "id\(Int.random(in: 0..<500, using: &generator))" }
+            if round % 2 == 0 { ids = Set(ids).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
+            var persisted = PersistedRows()
+            var model: [String: IndexRow] = [:]
+            var numbers: [String: Int] = [:]
+            for (index, id) in ids.enumerated() {
+                let loaded = persisted.append(row(id, record: "/r/\(index % 3).json"))
+                if model[id] == nil {
+                    model[id] = row(id, record: "/r/\(index % 3).json")
+                    numbers[id] = loaded
+                }
+            }
+            // When / Then
+            for _ in 0..<Int.random(in: 0...900, using: &generator) {
+                let id = "id\(Int.random(in: 0..<520, using: &generator))"
+                let claimed = persisted.claimNumbered(AlbumID(trusted: id))
+                #expect(claimed?.row == model[id])
+                #expect(claimed?.loaded == (claimed == nil ? nil : numbers[id]))
+                model[id] = nil
+                #expect(persisted.unclaimedCount == model.count)
+            }
+            let left = persisted.takeUnclaimed()
+            #expect(left == model.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.compactMap { model[$0] })
+        }
+    }
 }

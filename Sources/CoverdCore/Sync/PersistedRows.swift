@@ -1,3 +1,5 @@
+import Glibc
+
 /// The index rows of earlier runs that no record has claimed yet in this one.
 ///
 /// At start-up every row is loaded, then claimed one by one as the scan
@@ -124,15 +126,24 @@ struct PersistedRows {
     /// Bytewise, as SQLite orders the index's ids (and as `AlbumID`'s ASCII compares).
     private func compareID(at offset: Int, with id: UnsafeBufferPointer<UInt8>) -> Int {
         let range = PackedRowCoding.idRange(buffer, at: offset)
-        return Self.compare(buffer[range], id)
+        return buffer.withUnsafeBufferPointer { Self.compare(UnsafeBufferPointer(rebasing: $0[range]), id) }
     }
 
     private func compareIDs(_ left: Int, _ right: Int) -> Int {
-        Self.compare(buffer[PackedRowCoding.idRange(buffer, at: left)], buffer[PackedRowCoding.idRange(buffer, at: right)])
+        let leftRange = PackedRowCoding.idRange(buffer, at: left)
+        let rightRange = PackedRowCoding.idRange(buffer, at: right)
+        return buffer.withUnsafeBufferPointer { Self.compare(UnsafeBufferPointer(rebasing: $0[leftRange]), UnsafeBufferPointer(rebasing: $0[rightRange])) }
     }
 
-    private static func compare(_ left: ArraySlice<UInt8>, _ right: some Collection<UInt8>) -> Int {
-        for (a, b) in zip(left, right) where a != b { return a < b ? -1 : 1 }
+    /// With `memcmp`: the binary search of every first-scan album compares
+    /// about 17 ids, and a byte-by-byte loop was a fifth of that scan's
+    /// decisions on the coordinator's queue.
+    private static func compare(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int {
+        let common = min(left.count, right.count)
+        if common > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress {
+            let order = memcmp(leftBase, rightBase, common)
+            if order != 0 { return order < 0 ? -1 : 1 }
+        }
         return left.count == right.count ? 0 : (left.count < right.count ? -1 : 1)
     }
 }
