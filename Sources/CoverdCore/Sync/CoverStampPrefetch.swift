@@ -54,25 +54,48 @@ final class CoverStampPrefetch: Sendable {
     /// index's order, and has the covers of the cached ones stamped ahead in
     /// batches meanwhile.
     func readAhead(_ index: CoverIndex, into planner: inout SyncPlanner) throws(IndexError) {
-        var batch: [(loaded: Int, id: AlbumID)] = []
-        batch.reserveCapacity(Self.batchSize)
+        var batch = Batch()
         try index.forEachRow(expecting: { count in
             planner.expectRows(count)
             table.withLock { $0.stamps.reserveCapacity(count) }
         }) { row in
             let loaded = planner.remember(row)
-            if row.state == .cached { batch.append((loaded, row.id)) }
-            if batch.count == Self.batchSize {
+            if row.state == .cached { batch.append(loaded, row.id) }
+            if batch.loaded.count == Self.batchSize {
                 read(batch)
-                batch = []
+                batch = Batch()
             }
         }
         read(batch)
     }
 
+    /// Rows to stamp: their numbers in the load order, and their covers' names.
+    struct Batch {
+        var loaded: [Int] = []
+        var names = CoverFileNames()
+
+        init() {
+            loaded.reserveCapacity(CoverStampPrefetch.batchSize)
+            names.reserveCapacity(CoverStampPrefetch.batchSize)
+        }
+
+        init(_ rows: [(loaded: Int, id: AlbumID)]) {
+            rows.forEach { append($0.loaded, $0.id) }
+        }
+
+        mutating func append(_ loaded: Int, _ id: AlbumID) {
+            self.loaded.append(loaded)
+            names.append(id)
+        }
+    }
+
     /// Stamps the covers of `rows` (numbered in load order) on the prefetch queue.
     func read(_ rows: [(loaded: Int, id: AlbumID)]) {
-        guard let last = rows.map(\.loaded).max() else { return }
+        read(Batch(rows))
+    }
+
+    func read(_ batch: Batch) {
+        guard let last = batch.loaded.max() else { return }
         let open = table.withLock { table -> Bool in
             guard !table.dropped else { return false }
             if table.stamps.count <= last { table.stamps += repeatElement(.unread, count: last + 1 - table.stamps.count) }
@@ -80,19 +103,22 @@ final class CoverStampPrefetch: Sendable {
         }
         guard open else { return }
         queue.async { [self] in
+            var names = batch.names
             // Rows a decision already asked for are not looked at twice; none once the start-up is over.
-            let wanted = table.withLock { table in
-                table.dropped ? [] : rows.filter { table.stamps[$0.loaded].bytes == Packed.unread.bytes }
+            let going = table.withLock { table in
+                guard !table.dropped else { return false }
+                for (index, loaded) in batch.loaded.enumerated() where table.stamps[loaded].bytes != Packed.unread.bytes {
+                    names.skip(index)
+                }
+                return true
             }
-            let found = store.stamps(for: wanted.map(\.id)).map { stamp -> Packed in
-                guard let stamp else { return .absent }
-                return Packed(bytes: Int64(stamp.bytes), mtime: stamp.mtime)
-            }
+            guard going else { return }
+            let found = store.stamps(of: names)
             table.withLock { table in
                 guard !table.dropped else { return }
                 // A row already asked for stays taken: its decision was made on the disk's word.
-                for (row, stamp) in zip(wanted, found) where table.stamps[row.loaded].bytes == Packed.unread.bytes {
-                    table.stamps[row.loaded] = stamp
+                for (loaded, stamp) in zip(batch.loaded, found) where table.stamps[loaded].bytes == Packed.unread.bytes {
+                    table.stamps[loaded] = stamp.map { Packed(bytes: Int64($0.bytes), mtime: $0.mtime) } ?? .absent
                 }
             }
         }
