@@ -1,4 +1,4 @@
-import CoverdCore
+@testable import CoverdCore
 import Testing
 
 @Suite("Record catalog")
@@ -86,17 +86,28 @@ struct RecordCatalogTests {
         #expect(catalog.albumCount == 1)
     }
 
+    /// A random album of `path`: few ids, URLs and titles, so that repeats
+    /// within and across files are common; `entry` gives it a place that
+    /// the duplicate warnings name.
+    func randomAlbum(in path: String, entry: Int, using generator: inout SplitMix64) throws -> Album {
+        Album(
+            id: try AlbumID(validating: "id\(Int.random(in: 0..<6, using: &generator))"), title: "\(Int.random(in: 0..<2, using: &generator))",
+            artist: "A", coverURL: try CoverURL(validating: "http://h/\(Int.random(in: 0..<2, using: &generator)).png"), record: path,
+            position: .entry(entry))
+    }
+
+    static let randomPaths = ["/r/a.json", "/r/b.json", "/r/c.json", "/r/d/e.json"]
+
     @Test("Given random files with ids repeated within and across them, when a file is new, then its changes equal those of a known file")
     func newFileShortcutMatchesTheGeneralRules() throws {
         // Given: two catalogs fed the same updates; in the second, every file
         // is made known (empty) first, so its albums take the general path
-        let paths = ["/r/a.json", "/r/b.json", "/r/c.json", "/r/d/e.json"]
-        var generator = SystemRandomNumberGenerator()
-        for _ in 0..<200 {
+        for seed in 0..<200 as Range<UInt64> {
+            var generator = SplitMix64(seed: seed)  // A failure names its seed, and replays.
             var shortcut = RecordCatalog()
             var general = RecordCatalog()
             for _ in 0..<Int.random(in: 1...12, using: &generator) {
-                let path = paths.randomElement(using: &generator) ?? paths[0]
+                let path = Self.randomPaths.randomElement(using: &generator) ?? Self.randomPaths[0]
                 // When
                 let expected: CatalogChange
                 let change: CatalogChange
@@ -105,24 +116,69 @@ struct RecordCatalogTests {
                     change = shortcut.remove(path: path)
                     expected = general.remove(path: path)
                 } else {
-                    let albums = try (0..<Int.random(in: 0...8, using: &generator)).map { _ in
-                        try album("id\(Int.random(in: 0..<6, using: &generator))", url: "http://h/\(Int.random(in: 0..<2, using: &generator)).png",
-                                  record: path, title: "\(Int.random(in: 0..<2, using: &generator))")
-                    }
+                    let albums = try (0..<Int.random(in: 0...8, using: &generator)).map { try randomAlbum(in: path, entry: $0 + 1, using: &generator) }
                     if !general.contains(path: path) { _ = general.update(path: path, albums: []) }
                     change = shortcut.update(path: path, albums: albums)
                     expected = general.update(path: path, albums: albums)
                 }
-                // Then: the same changes; a removal lists them in its table's order, which differs
-                let order: ([Album]) -> [String] = { $0.map { "\($0.id) \($0.record) \($0.title) \($0.coverURL)" } }
+                // Then: the same changes in the same order (a removal lists
+                // them in its table's order, which may differ between the two)
+                let order: ([Album]) -> [String] = { $0.map { "\($0.id) \($0.record) \($0.position) \($0.title) \($0.coverURL)" } }
                 if !removal {
-                    #expect(order(change.upserted) == order(expected.upserted))
+                    #expect(change == expected, "seed \(seed)")
+                    #expect(order(change.upserted) == order(expected.upserted), "seed \(seed)")
+                    #expect(order(change.removed) == order(expected.removed), "seed \(seed)")
                 } else {
-                    #expect(order(change.upserted).sorted() == order(expected.upserted).sorted())
-                    #expect(order(change.removed).sorted() == order(expected.removed).sorted())
+                    #expect(order(change.upserted).sorted() == order(expected.upserted).sorted(), "seed \(seed)")
+                    #expect(order(change.removed).sorted() == order(expected.removed).sorted(), "seed \(seed)")
                 }
-                #expect(change.duplicates == expected.duplicates)
-                #expect(shortcut.albums.sorted { $0.id < $1.id } == general.albums.sorted { $0.id < $1.id })
+                #expect(change.duplicates == expected.duplicates, "seed \(seed)")
+                #expect(order(shortcut.albums.sorted { $0.id < $1.id }) == order(general.albums.sorted { $0.id < $1.id }), "seed \(seed)")
+            }
+        }
+    }
+
+    @Test("Given a batch of updates and removals, when each is recorded into one change, then it equals merging each file's change")
+    func recordingIntoAChangeEqualsMerging() throws {
+        for seed in 0..<200 as Range<UInt64> {
+            var generator = SplitMix64(seed: seed)
+            for firstScan in [true, false] {
+                // Given: two catalogs with the same files, unless this is a first scan
+                var into = RecordCatalog()
+                var merged = RecordCatalog()
+                if !firstScan {
+                    for path in Self.randomPaths {
+                        let albums = try (0..<Int.random(in: 0...4, using: &generator)).map { try randomAlbum(in: path, entry: $0 + 1, using: &generator) }
+                        _ = into.update(path: path, albums: albums)
+                        _ = merged.update(path: path, albums: albums)
+                    }
+                }
+                var recorded = firstScan ? CatalogChange.additionsToEmptyCatalog() : CatalogChange()
+                var merging = firstScan ? CatalogChange.additionsToEmptyCatalog() : CatalogChange()
+                // When: one batch, as a scan or a drain of events makes it
+                var removals = false
+                for _ in 0..<Int.random(in: 1...10, using: &generator) {
+                    let path = Self.randomPaths.randomElement(using: &generator) ?? Self.randomPaths[0]
+                    if Int.random(in: 0..<5, using: &generator) == 0 {
+                        removals = true
+                        recorded.merge(into.remove(path: path))
+                        merging.merge(merged.remove(path: path))
+                    } else {
+                        let albums = try (0..<Int.random(in: 0...8, using: &generator)).map { try randomAlbum(in: path, entry: $0 + 1, using: &generator) }
+                        into.update(path: path, albums: albums, into: &recorded)
+                        merging.merge(merged.update(path: path, albums: albums))
+                    }
+                }
+                if firstScan {
+                    recorded.keepWinners { into.album($0) }
+                    merging.keepWinners { merged.album($0) }
+                }
+                // Then (a removal records in its table's order, which may differ between the two)
+                let order: ([Album]) -> [String] = { $0.map { "\($0.id) \($0.record) \($0.position)" } }
+                let inOrder: ([String]) -> [String] = { removals ? $0.sorted() : $0 }
+                #expect(inOrder(order(recorded.upserted)) == inOrder(order(merging.upserted)), "seed \(seed), first scan \(firstScan)")
+                #expect(order(recorded.removed).sorted() == order(merging.removed).sorted(), "seed \(seed), first scan \(firstScan)")
+                #expect(recorded.duplicates == merging.duplicates, "seed \(seed), first scan \(firstScan)")
             }
         }
     }

@@ -120,9 +120,9 @@ public struct RecordCatalog: Sendable {
 
     private struct Entry: Sendable {
         /// Nil from the moment the last holder lets go until the id is settled.
-        var holders: RecordHolders? = nil
+        var holders: RecordHolders?
         /// Nil from the moment a first holder claims the id until it is settled.
-        var winner: Album? = nil
+        var winner: Album?
     }
 
     public init() {}

@@ -12,7 +12,7 @@ import Synchronization
 /// Stamps are kept by the row's number in the index's load order (the number
 /// `SyncPlanner.remember` returns and `PersistedRows.claimNumbered` reports),
 /// not by id: 16 bytes a row in the table; only the batches waiting for their
-/// reads hold ids. Each stamp serves one decision at most, and only when it
+/// reads hold the covers' names (`CoverFileNames`). Each stamp serves one decision at most, and only when it
 /// shows the file as the index expects; anything else is asked of the disk
 /// again. Those not taken are dropped when the first scan completes, and
 /// every later check asks the disk. So the only difference a stamp read ahead
@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// Threading: rows are submitted, in load order, before any `take`; reads run
 /// on the prefetch queue; the table's lock is taken last (inside the
-/// coordinator's state lock, never the other way), and never around an `lstat`.
+/// coordinator's state lock, never the other way), and never around a lookup.
 final class CoverStampPrefetch: Sendable {
     private let store: CoverStore
     private let queue: DispatchQueue
@@ -71,7 +71,7 @@ final class CoverStampPrefetch: Sendable {
 
     /// Rows to stamp: their numbers in the load order, and their covers' names.
     struct Batch {
-        var loaded: [Int] = []
+        var loaded: [UInt32] = []
         var names = CoverFileNames()
 
         init() {
@@ -84,18 +84,18 @@ final class CoverStampPrefetch: Sendable {
         }
 
         mutating func append(_ loaded: Int, _ id: AlbumID) {
-            self.loaded.append(loaded)
+            self.loaded.append(UInt32(loaded))  // Row numbers: far below 2³², as `PersistedRows`' offsets are.
             names.append(id)
         }
     }
 
-    /// Stamps the covers of `rows` (numbered in load order) on the prefetch queue.
+    /// Stamps the covers of `rows` (numbered in load order) on the prefetch queue (for tests).
     func read(_ rows: [(loaded: Int, id: AlbumID)]) {
         read(Batch(rows))
     }
 
     func read(_ batch: Batch) {
-        guard let last = batch.loaded.max() else { return }
+        guard let last = batch.loaded.max().map(Int.init) else { return }
         let open = table.withLock { table -> Bool in
             guard !table.dropped else { return false }
             if table.stamps.count <= last { table.stamps += repeatElement(.unread, count: last + 1 - table.stamps.count) }
@@ -107,7 +107,7 @@ final class CoverStampPrefetch: Sendable {
             // Rows a decision already asked for are not looked at twice; none once the start-up is over.
             let going = table.withLock { table in
                 guard !table.dropped else { return false }
-                for (index, loaded) in batch.loaded.enumerated() where table.stamps[loaded].bytes != Packed.unread.bytes {
+                for (index, loaded) in batch.loaded.enumerated() where table.stamps[Int(loaded)].bytes != Packed.unread.bytes {
                     names.skip(index)
                 }
                 return true
@@ -116,8 +116,10 @@ final class CoverStampPrefetch: Sendable {
             let found = store.stamps(of: names)
             table.withLock { table in
                 guard !table.dropped else { return }
-                // A row already asked for stays taken: its decision was made on the disk's word.
-                for (loaded, stamp) in zip(batch.loaded, found) where table.stamps[loaded].bytes == Packed.unread.bytes {
+                // A row already asked for stays taken: its decision was made on the disk's word. A row
+                // skipped above was not unread then, and no row becomes unread again (only `drop` resets
+                // the table, and it marks it dropped), so its nil is never written as absent.
+                for (loaded, stamp) in zip(batch.loaded.map(Int.init), found) where table.stamps[loaded].bytes == Packed.unread.bytes {
                     table.stamps[loaded] = stamp.map { Packed(bytes: Int64($0.bytes), mtime: $0.mtime) } ?? .absent
                 }
             }
@@ -137,7 +139,7 @@ final class CoverStampPrefetch: Sendable {
     }
 
     /// Forgets every stamp not taken; reads still queued do nothing, and one
-    /// already running finishes its `lstat`s but keeps nothing.
+    /// already running finishes its lookups but keeps nothing.
     func drop() {
         table.withLock { table in
             table = Table()

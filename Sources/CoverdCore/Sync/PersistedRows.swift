@@ -126,12 +126,14 @@ struct PersistedRows {
     /// Bytewise, as SQLite orders the index's ids (and as `AlbumID`'s ASCII compares).
     private func compareID(at offset: Int, with id: UnsafeBufferPointer<UInt8>) -> Int {
         let range = PackedRowCoding.idRange(buffer, at: offset)
+        precondition(range.upperBound <= buffer.count, "a packed id beyond its buffer")  // Unsafe slices are unchecked.
         return buffer.withUnsafeBufferPointer { Self.compare(UnsafeBufferPointer(rebasing: $0[range]), id) }
     }
 
     private func compareIDs(_ left: Int, _ right: Int) -> Int {
         let leftRange = PackedRowCoding.idRange(buffer, at: left)
         let rightRange = PackedRowCoding.idRange(buffer, at: right)
+        precondition(max(leftRange.upperBound, rightRange.upperBound) <= buffer.count, "a packed id beyond its buffer")
         return buffer.withUnsafeBufferPointer { Self.compare(UnsafeBufferPointer(rebasing: $0[leftRange]), UnsafeBufferPointer(rebasing: $0[rightRange])) }
     }
 

@@ -9,7 +9,7 @@ struct StoreCoverFiles: CoverFiles, Sendable {
 
     /// An unchanged file (same size and mtime as the index recorded) is
     /// trusted without reading it, so a restart over 100,000 cached covers
-    /// costs 100,000 `lstat`s, most of them read ahead on another core. A
+    /// costs 100,000 lookups of a file's stamp, most of them read ahead on another core. A
     /// stamp read ahead is used only when it shows the file unchanged;
     /// otherwise the disk is asked again, and a file whose stamp differs
     /// there too is read and validated.
