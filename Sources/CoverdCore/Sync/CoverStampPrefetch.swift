@@ -12,9 +12,9 @@ import Synchronization
 /// Stamps are kept by the row's number in the index's load order (the number
 /// `SyncPlanner.remember` returns and `PersistedRows.claimNumbered` reports),
 /// not by id: 16 bytes a row in the table; only the batches waiting for their
-/// reads hold the covers' names (`CoverFileNames`). Each stamp serves one decision at most, and only when it
-/// shows the file as the index expects; anything else is asked of the disk
-/// again. Those not taken are dropped when the first scan completes, and
+/// reads hold the covers' names (`CoverFileNames`). Each stamp serves one
+/// decision at most, and only when it shows the file as the index expects;
+/// anything else is asked of the disk again. Those not taken are dropped when the first scan completes, and
 /// every later check asks the disk. So the only difference a stamp read ahead
 /// can make is a file changed between its read and the decision (at most the
 /// start-up's length), the same kind of window any check leaves before the next.

@@ -134,7 +134,9 @@ struct PersistedRows {
         let leftRange = PackedRowCoding.idRange(buffer, at: left)
         let rightRange = PackedRowCoding.idRange(buffer, at: right)
         precondition(max(leftRange.upperBound, rightRange.upperBound) <= buffer.count, "a packed id beyond its buffer")
-        return buffer.withUnsafeBufferPointer { Self.compare(UnsafeBufferPointer(rebasing: $0[leftRange]), UnsafeBufferPointer(rebasing: $0[rightRange])) }
+        return buffer.withUnsafeBufferPointer { all in
+            Self.compare(UnsafeBufferPointer(rebasing: all[leftRange]), UnsafeBufferPointer(rebasing: all[rightRange]))
+        }
     }
 
     /// With `memcmp`: the binary search of every first-scan album compares
