@@ -138,12 +138,13 @@ struct PersistedRowsTests {
                 let id = "id\(Int.random(in: 0..<520, using: &generator))"
                 let claimed = persisted.claimNumbered(AlbumID(trusted: id))
                 #expect(claimed?.row == model[id], "round \(round)")
-                #expect(claimed?.loaded == (claimed == nil ? nil : numbers[id]))
+                #expect(claimed?.loaded == (claimed == nil ? nil : numbers[id]), "round \(round)")
                 model[id] = nil
                 #expect(persisted.unclaimedCount == model.count, "round \(round)")
             }
             let left = persisted.takeUnclaimed()
-            #expect(left == model.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.compactMap { model[$0] })
+            let expected = model.keys.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }.compactMap { model[$0] }
+            #expect(left == expected, "round \(round)")
         }
     }
 }

@@ -153,6 +153,7 @@ struct RecordCatalogTests {
                         _ = merged.update(path: path, albums: albums)
                     }
                 }
+                let before = Dictionary(uniqueKeysWithValues: into.albums.map { ($0.id, $0) })
                 var recorded = firstScan ? CatalogChange.additionsToEmptyCatalog() : CatalogChange()
                 var merging = firstScan ? CatalogChange.additionsToEmptyCatalog() : CatalogChange()
                 // When: one batch, as a scan or a drain of events makes it
@@ -173,12 +174,19 @@ struct RecordCatalogTests {
                     recorded.keepWinners { into.album($0) }
                     merging.keepWinners { merged.album($0) }
                 }
-                // Then (a removal records in its table's order, which may differ between the two)
+                // Then: the same as merging (a removal records in its table's
+                // order, which may differ between the two catalogs) ...
                 let order: ([Album]) -> [String] = { $0.map { "\($0.id) \($0.record) \($0.position)" } }
                 let inOrder: ([String]) -> [String] = { removals ? $0.sorted() : $0 }
-                #expect(inOrder(order(recorded.upserted)) == inOrder(order(merging.upserted)), "seed \(seed), first scan \(firstScan)")
-                #expect(order(recorded.removed).sorted() == order(merging.removed).sorted(), "seed \(seed), first scan \(firstScan)")
-                #expect(recorded.duplicates == merging.duplicates, "seed \(seed), first scan \(firstScan)")
+                let context: Comment = "seed \(seed), first scan \(firstScan)"
+                #expect(inOrder(order(recorded.upserted)) == inOrder(order(merging.upserted)), context)
+                #expect(order(recorded.removed).sorted() == order(merging.removed).sorted(), context)
+                #expect(recorded.duplicates == merging.duplicates, context)
+                // ... and what the catalog's albums say changed: those in effect
+                // before and not after are removed, those new or different upserted
+                let after = Dictionary(uniqueKeysWithValues: into.albums.map { ($0.id, $0) })
+                #expect(recorded.removed.map(\.id).sorted() == before.keys.filter { after[$0] == nil }.sorted(), context)
+                #expect(recorded.upserted.map(\.id).sorted() == after.values.filter { before[$0.id] != $0 }.map(\.id).sorted(), context)
             }
         }
     }

@@ -30,7 +30,8 @@ public struct CoverFileNames: Sendable {
     }
 
     public mutating func append(_ id: AlbumID) {
-        // Sized by the first name (ids of one library are of similar lengths), not left to double.
+        // Sized by the first name, not left to double: ".png" and a NUL make 5 bytes more, and 3 to
+        // spare let ids a little longer than the first fit too (a library's are of similar lengths).
         if bytes.isEmpty, expected > 0 { bytes.reserveCapacity(expected * (id.rawValue.utf8.count + 8)) }
         precondition(bytes.count <= Int(UInt32.max), "cover names beyond 4 GiB in one batch")
         starts.append(UInt32(bytes.count))

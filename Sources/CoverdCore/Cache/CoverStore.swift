@@ -149,7 +149,7 @@ public struct CoverStore: Sendable {
     /// its full path: the kernel then walks one name per cover instead of
     /// every directory above it too. (Most of a cold start's lookups go to
     /// searching the directory and reading inodes, which this does not
-    /// change; the start-up's CPU after a cache drop fell by about 3%.) Nil
+    /// change: the start-up after a cache drop moved within the noise.) Nil
     /// for a name `names` leaves out. Without the directory every stamp is
     /// nil; if it cannot be opened otherwise, each is looked up by its path.
     public func stamps(of names: CoverFileNames) -> [FileStamp?] {

@@ -21,10 +21,9 @@ enum MallocSettings {
         // regrown. Restarting over 100,000 albums, the peak was 4.7–5.8 MiB
         // higher with long ids (120.0–120.3 against 114.5–115.3 MiB with
         // derived ids, 126.7–127.1 against 121.4–121.9 with 60-character
-        // ids) and about 1.5 MiB with the bench's 7-character ones. A fixed
-        // threshold also fixes the trim threshold (128 KiB), so the heap's
-        // top is given back more often; a full sync's time, CPU and RSS
-        // did not change (see the README's latest figures).
+        // ids). A fixed threshold also fixes the trim threshold (128 KiB), so
+        // the heap's top is given back more often; a full sync was no slower,
+        // with the same peak RSS (see the README's latest figures).
         _ = coverd_set_malloc_mmap_threshold(1 << 20)
     }
 }

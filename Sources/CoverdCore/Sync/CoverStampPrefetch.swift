@@ -14,10 +14,11 @@ import Synchronization
 /// not by id: 16 bytes a row in the table; only the batches waiting for their
 /// reads hold the covers' names (`CoverFileNames`). Each stamp serves one
 /// decision at most, and only when it shows the file as the index expects;
-/// anything else is asked of the disk again. Those not taken are dropped when the first scan completes, and
-/// every later check asks the disk. So the only difference a stamp read ahead
-/// can make is a file changed between its read and the decision (at most the
-/// start-up's length), the same kind of window any check leaves before the next.
+/// anything else is asked of the disk again. Those not taken are dropped
+/// when the first scan completes, and every later check asks the disk. So
+/// the only difference a stamp read ahead can make is a file changed between
+/// its read and the decision (at most the start-up's length), the same kind
+/// of window any check leaves before the next.
 ///
 /// Threading: rows are submitted, in load order, before any `take`; reads run
 /// on the prefetch queue; the table's lock is taken last (inside the
@@ -107,7 +108,8 @@ final class CoverStampPrefetch: Sendable {
             // Rows a decision already asked for are not looked at twice; none once the start-up is over.
             let going = table.withLock { table in
                 guard !table.dropped else { return false }
-                for (index, loaded) in batch.loaded.enumerated() where table.stamps[Int(loaded)].bytes != Packed.unread.bytes {
+                for (index, loaded) in batch.loaded.enumerated()
+                where table.stamps[Int(loaded)].bytes != Packed.unread.bytes {
                     names.skip(index)
                 }
                 return true
@@ -119,7 +121,9 @@ final class CoverStampPrefetch: Sendable {
                 // A row already asked for stays taken: its decision was made on the disk's word. A row
                 // skipped above was not unread then, and no row becomes unread again (only `drop` resets
                 // the table, and it marks it dropped), so its nil is never written as absent.
-                for (loaded, stamp) in zip(batch.loaded.map(Int.init), found) where table.stamps[loaded].bytes == Packed.unread.bytes {
+                for (number, stamp) in zip(batch.loaded, found) {
+                    let loaded = Int(number)
+                    guard table.stamps[loaded].bytes == Packed.unread.bytes else { continue }
                     table.stamps[loaded] = stamp.map { Packed(bytes: Int64($0.bytes), mtime: $0.mtime) } ?? .absent
                 }
             }
