@@ -7,7 +7,7 @@
 /// each holding its names. As an `AlbumID` each (a heap string for an id
 /// over 15 bytes) they raised that start-up's peak: at 100,000 albums with
 /// derived ids it was 117.4–119.4 MiB, with names packed 114.8–115.1.
-public struct CoverFileNames: Sendable {
+struct CoverFileNames: Sendable {
     private var bytes: [UInt8] = []
     /// Where each name starts in `bytes`: a NUL inside an id cannot shift the names after it.
     private var starts: [UInt32] = []
@@ -15,21 +15,19 @@ public struct CoverFileNames: Sendable {
     /// How many names are expected, to size `bytes` once the first is known.
     private var expected = 0
 
-    public init() {}
+    init() {}
 
-    public init(_ ids: [AlbumID]) {
+    init(_ ids: [AlbumID]) {
         ids.forEach { append($0) }
     }
 
-    public var count: Int { starts.count }
-
-    public mutating func reserveCapacity(_ count: Int) {
+    mutating func reserveCapacity(_ count: Int) {
         starts.reserveCapacity(count)
         wanted.reserveCapacity(count)
         expected = count
     }
 
-    public mutating func append(_ id: AlbumID) {
+    mutating func append(_ id: AlbumID) {
         // Sized by the first name, not left to double: ".png" and a NUL make 5 bytes more, and 3 to
         // spare let ids a little longer than the first fit too (a library's are of similar lengths).
         if bytes.isEmpty, expected > 0 { bytes.reserveCapacity(expected * (id.rawValue.utf8.count + 8)) }
@@ -42,7 +40,7 @@ public struct CoverFileNames: Sendable {
     }
 
     /// Leaves the `index`-th name out of a lookup.
-    public mutating func skip(_ index: Int) {
+    mutating func skip(_ index: Int) {
         wanted[index] = false
     }
 

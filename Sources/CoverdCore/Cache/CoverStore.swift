@@ -144,7 +144,7 @@ public struct CoverStore: Sendable {
         return Self.stamp(of: info)
     }
 
-    /// The stamps of many covers at once (`names.count` of them), looked up
+    /// The stamps of many covers at once, one for each name in order, looked up
     /// by name in the directory, opened once per call, rather than each by
     /// its full path: the kernel then walks one name per cover instead of
     /// every directory above it too. (Most of a cold start's lookups go to
@@ -152,7 +152,7 @@ public struct CoverStore: Sendable {
     /// change: the start-up after a cache drop moved within the noise.) Nil
     /// for a name `names` leaves out. Without the directory every stamp is
     /// nil; if it cannot be opened otherwise, each is looked up by its path.
-    public func stamps(of names: CoverFileNames) -> [FileStamp?] {
+    func stamps(of names: CoverFileNames) -> [FileStamp?] {
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if directoryFD < 0 && (errno == ENOENT || errno == ENOTDIR) { return names.mapNames { _, _ in nil } }
         defer { if directoryFD >= 0 { close(directoryFD) } }
