@@ -190,4 +190,44 @@ struct RecordCatalogTests {
             }
         }
     }
+
+    @Test("Given ids held by up to four files, when files come and go in any order, then each id's album is the first entry of the first path")
+    func winnersFollowThePathOrderThroughEveryChange() throws {
+        for seed in 0..<300 as Range<UInt64> {
+            var generator = SplitMix64(seed: seed)
+            // Given: a catalog and a model of it, the files' albums as given
+            var catalog = RecordCatalog()
+            var model: [String: [Album]] = [:]
+            for step in 0..<Int.random(in: 1...16, using: &generator) {
+                let path = Self.randomPaths.randomElement(using: &generator) ?? Self.randomPaths[0]
+                // When
+                if Int.random(in: 0..<4, using: &generator) == 0 {
+                    _ = catalog.remove(path: path)
+                    model[path] = nil
+                } else {
+                    let albums = try (0..<Int.random(in: 0...6, using: &generator)).map { try randomAlbum(in: path, entry: $0 + 1, using: &generator) }
+                    _ = catalog.update(path: path, albums: albums)
+                    model[path] = albums
+                }
+                // Then: the rule, worked out from scratch
+                var expected: [AlbumID: Album] = [:]
+                for path in model.keys.sorted().reversed() {
+                    for album in (model[path] ?? []).reversed() { expected[album.id] = album }
+                }
+                let context: Comment = "seed \(seed), step \(step)"
+                #expect(catalog.albumCount == expected.count, context)
+                for (id, album) in expected {
+                    let found = catalog.album(id)
+                    #expect(found?.record == album.record && found?.position == album.position, context)
+                }
+            }
+        }
+    }
+
+    @Test("Given the catalog's table, when its entry is measured, then it takes 24 bytes at most")
+    func entryStaysSmall() {
+        // At 100,000 albums the table has 262,144 buckets: 40 bytes each with
+        // the id, not 56 (the file list inline).
+        #expect(RecordCatalog.entryStride <= 24)
+    }
 }

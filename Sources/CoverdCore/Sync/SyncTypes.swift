@@ -87,51 +87,6 @@ extension CoverFiles {
     }
 }
 
-/// One album the daemon tracks, with its cover's state.
-///
-/// Packed (56 bytes rather than 96): the planner keeps one per album in a
-/// dictionary, and at 100,000 albums the difference is 10 MB of buckets.
-struct TrackedAlbum {
-    var album: Album
-    var state: CoverState
-    /// Known only from the index: its record file exists but cannot be read.
-    var restored = false
-    private var storedHTTPStatus: Int16 = -1
-    private var storedAttempts: Int32 = 0
-    var error: String?
-    private var retryTime: Double = .nan
-    private var stampBytes: Int64 = -1
-    private var stampMTime: Int64 = 0
-
-    init(album: Album, state: CoverState) {
-        self.album = album
-        self.state = state
-    }
-
-    var attempts: Int {
-        get { Int(storedAttempts) }
-        set { storedAttempts = Int32(clamping: newValue) }
-    }
-
-    var httpStatus: Int? {
-        get { storedHTTPStatus < 0 ? nil : Int(storedHTTPStatus) }
-        set { storedHTTPStatus = newValue.map { Int16(clamping: $0) } ?? -1 }
-    }
-
-    var nextRetry: Date? {
-        get { retryTime.isNaN ? nil : Date(timeIntervalSinceReferenceDate: retryTime) }
-        set { retryTime = newValue?.timeIntervalSinceReferenceDate ?? .nan }
-    }
-
-    var stamp: FileStamp? {
-        get { stampBytes < 0 ? nil : FileStamp(bytes: Int(stampBytes), mtime: stampMTime) }
-        set {
-            stampBytes = newValue.map { Int64($0.bytes) } ?? -1
-            stampMTime = newValue?.mtime ?? 0
-        }
-    }
-}
-
 /// One download shared by every album with the same URL.
 struct CoverJob {
     enum Phase: Equatable {

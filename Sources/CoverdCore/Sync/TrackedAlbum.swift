@@ -1,0 +1,113 @@
+import Foundation
+
+/// One album the daemon tracks, with its cover's state.
+///
+/// Packed into 32 bytes (it was 56): the planner keeps one per album in a
+/// dictionary, and at 100,000 albums the table has 262,144 buckets, so each
+/// byte here is 256 KB at the start-up's memory peak. What only a failing
+/// album has (attempts, error, retry time) lives in a box that a cached
+/// album never allocates; the HTTP status stays inline, since a cached
+/// album keeps its 200.
+struct TrackedAlbum {
+    var album: Album
+    private var details: FailureDetails?
+    private var stampMTime: Int64 = 0
+    /// The stamp's size, or `noStamp`; a size that does not fit is in `details`.
+    private var stampBytes: UInt32 = TrackedAlbum.noStamp
+    private var storedHTTPStatus: Int16 = -1
+    var state: CoverState
+    /// Known only from the index: its record file exists but cannot be read.
+    var restored = false
+
+    private static let noStamp = UInt32.max
+    private static let sizeInDetails = UInt32.max - 1
+
+    init(album: Album, state: CoverState) {
+        self.album = album
+        self.state = state
+    }
+
+    var attempts: Int {
+        get { Int(details?.attempts ?? 0) }
+        set { updateDetails { $0.attempts = Int32(clamping: newValue) } }
+    }
+
+    var error: String? {
+        get { details?.error }
+        set { updateDetails { $0.error = newValue } }
+    }
+
+    var nextRetry: Date? {
+        get { details?.nextRetry }
+        set { updateDetails { $0.nextRetry = newValue } }
+    }
+
+    var httpStatus: Int? {
+        get { storedHTTPStatus < 0 ? nil : Int(storedHTTPStatus) }
+        set { storedHTTPStatus = newValue.map { Int16(clamping: $0) } ?? -1 }
+    }
+
+    var stamp: FileStamp? {
+        get {
+            switch stampBytes {
+            case Self.noStamp: return nil
+            case Self.sizeInDetails: return FileStamp(bytes: details?.largeStampBytes ?? 0, mtime: stampMTime)
+            default: return FileStamp(bytes: Int(stampBytes), mtime: stampMTime)
+            }
+        }
+        set {
+            stampMTime = newValue?.mtime ?? 0
+            let bytes = newValue?.bytes
+            if let bytes, let small = UInt32(exactly: bytes), small < Self.sizeInDetails {
+                stampBytes = small
+                if details?.largeStampBytes != nil { updateDetails { $0.largeStampBytes = nil } }
+            } else if let bytes {
+                stampBytes = Self.sizeInDetails
+                updateDetails { $0.largeStampBytes = bytes }
+            } else {
+                stampBytes = Self.noStamp
+                if details?.largeStampBytes != nil { updateDetails { $0.largeStampBytes = nil } }
+            }
+        }
+    }
+
+    /// Whether a box is allocated: for tests, which pin that a cached album has none.
+    var hasFailureDetails: Bool { details != nil }
+
+    /// Copy-on-write: entries are copied out of the planner's table, changed
+    /// and written back, so a shared box is copied before it changes. An
+    /// empty box is dropped.
+    private mutating func updateDetails(_ change: (inout FailureDetails.Values) -> Void) {
+        var values = details?.values ?? FailureDetails.Values()
+        change(&values)
+        if values.isEmpty {
+            details = nil
+        } else if isKnownUniquelyReferenced(&details), let box = details {
+            box.values = values
+        } else {
+            details = FailureDetails(values)
+        }
+    }
+}
+
+/// The fields of a `TrackedAlbum` that only a failing album (or a cover
+/// file of 4 GiB or more) has.
+private final class FailureDetails {
+    struct Values {
+        var attempts: Int32 = 0
+        var error: String?
+        var nextRetry: Date?
+        var largeStampBytes: Int?
+
+        var isEmpty: Bool { attempts == 0 && error == nil && nextRetry == nil && largeStampBytes == nil }
+    }
+
+    var values: Values
+
+    init(_ values: Values) { self.values = values }
+
+    var attempts: Int32 { values.attempts }
+    var error: String? { values.error }
+    var nextRetry: Date? { values.nextRetry }
+    var largeStampBytes: Int? { values.largeStampBytes }
+}
