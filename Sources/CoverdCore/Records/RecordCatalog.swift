@@ -1,119 +1,13 @@
-/// The same album id found in more than one place; `kept` wins, `ignored` is skipped.
-public struct DuplicateAlbum: Sendable, Equatable {
-    public var id: AlbumID
-    public var kept: String
-    public var ignored: String
-}
-
-/// The net difference a catalog update (or a batch of them) made to the
-/// effective album set: for each touched id, the album before and after.
-/// Folding changes in order keeps the net effect, so an album removed and
-/// added back in one batch (a rename) is no change at all.
-///
-/// A full scan begun on an empty catalog (the first one) keeps only the ids
-/// that appeared, as their first album, and `keepWinners` replaces each by
-/// the album finally in effect: the same albums in the same order as the
-/// per-id form, without its table, which at 100,000 albums cost 8 MB at the
-/// daemon's memory peak.
-public struct CatalogChange: Sendable, Equatable {
-    private var order: [AlbumID] = []
-    private var entries: [AlbumID: Transition] = [:]
-    /// The additions form: one album per id that appeared, in order of appearance.
-    private var additions: [Album]?
-    /// In the additions form: an id went away, so it may have appeared twice.
-    private var additionsRemovedSome = false
-    private var additionsResolved = false
-    public var duplicates: [DuplicateAlbum] = []
-
-    struct Transition: Sendable {
-        var before: Album?
-        var after: Album?
-    }
-
-    public init() {}
-
-    /// A change in the additions form, for a full scan of a catalog that is
-    /// empty now; the scan calls `keepWinners` when it is done.
-    static func additionsToEmptyCatalog() -> CatalogChange {
-        var change = CatalogChange()
-        change.additions = []
-        return change
-    }
-
-    /// Albums that are new or whose effective record changed (content or file).
-    public var upserted: [Album] {
-        if let additions { return additions }
-        return order.compactMap { id in
-            guard let entry = entries[id], let after = entry.after, after != entry.before else { return nil }
-            return after
-        }
-    }
-
-    public var removed: [Album] {
-        order.compactMap { id in
-            guard let entry = entries[id], entry.after == nil else { return nil }
-            return entry.before
-        }
-    }
-
-    public var isEmpty: Bool { upserted.isEmpty && removed.isEmpty && duplicates.isEmpty }
-
-    /// Equal when the net effect is: the same upserts, removals and duplicates.
-    public static func == (lhs: CatalogChange, rhs: CatalogChange) -> Bool {
-        lhs.upserted == rhs.upserted && lhs.removed == rhs.removed && lhs.duplicates == rhs.duplicates
-    }
-
-    /// Ends the additions form: each id's album becomes the one in effect
-    /// (`effective` is the catalog's lookup), ids no longer in effect go.
-    mutating func keepWinners(_ effective: (AlbumID) -> Album?) {
-        guard let added = additions, !additionsResolved else { return }
-        var kept = added.compactMap { effective($0.id) }
-        if additionsRemovedSome {
-            var seen: Set<AlbumID> = []
-            kept = kept.filter { seen.insert($0.id).inserted }
-        }
-        additions = kept
-        additionsResolved = true
-    }
-
-    mutating func record(_ id: AlbumID, before: Album?, after: Album?) {
-        if additions != nil {
-            assert(!additionsResolved, "a change recorded after keepWinners")
-            if after == nil {
-                additionsRemovedSome = true
-            } else if before == nil, let after {
-                additions?.append(after)  // First appearance (or a return after a removal).
-            }
-            // Otherwise a later file overrode the winner: keepWinners reads the final one.
-            return
-        }
-        if var entry = entries[id] {
-            entry.after = after
-            entries[id] = entry
-        } else {
-            order.append(id)
-            entries[id] = Transition(before: before, after: after)
-        }
-    }
-
-    public mutating func merge(_ other: CatalogChange) {
-        // Only the scan makes the additions form, and it never merges one into another.
-        assert(other.additions == nil, "merging a change in the additions form")
-        for id in other.order {
-            guard let transition = other.entries[id] else { continue }
-            record(id, before: transition.before, after: transition.after)
-        }
-        duplicates += other.duplicates
-    }
-}
-
 /// Which albums each record file holds, and which album wins when an id appears twice.
 ///
 /// The rule is deterministic and independent of the order files were read:
 /// the file whose path sorts first wins, and within a file the first entry.
 /// Not thread-safe: owned by the watcher's queue.
 public struct RecordCatalog: Sendable {
-    private var files: [String: [AlbumID: Album]] = [:]  // first entry per id
+    /// Per file, the first entry of each id, in file order: an array, not a
+    /// table by id (4 MB less at 100,000 albums); `FileLookup` makes a table
+    /// of a file when an update needs one.
+    private var files: [String: [Album]] = [:]
     /// Per id, the file whose path sorts first among those that hold it, and
     /// the album in effect: one table rather than two, 16-byte values rather
     /// than 40, since at 100,000 albums it has 262,144 buckets.
@@ -149,26 +43,40 @@ public struct RecordCatalog: Sendable {
 
     /// The same, recorded straight into `change` (as `merge` would record it).
     mutating func update(path: String, albums: [Album], into change: inout CatalogChange) {
-        guard files[path] != nil else { return add(path: path, albums: albums, into: &change) }
-        var seen: [AlbumID: Album] = [:]
-        for album in albums {
-            if let first = seen[album.id] {
-                change.duplicates.append(DuplicateAlbum(id: album.id, kept: "\(path): \(first.position)", ignored: "\(path): \(album.position)"))
-                continue
-            }
-            seen[album.id] = album
-        }
-        let oldIDs = Set((files[path] ?? [:]).keys)
-        files[path] = seen
+        guard let old = files[path] else { return add(path: path, albums: albums, into: &change) }
+        let (seen, firsts) = Self.firstEntries(of: albums, in: path, duplicates: &change.duplicates)
+        let oldIDs = Set(old.lazy.map(\.id))
+        files[path] = firsts
         for id in oldIDs where seen[id] == nil { unclaim(id, path: path) }
-        for id in seen.keys where !oldIDs.contains(id) { claim(id, path: path) }
+        for album in firsts where !oldIDs.contains(album.id) { claim(album.id, path: path) }
         // File order first, then the albums the file no longer holds: changes come out in a stable order.
         var touched = albums.map(\.id).filter { seen[$0] != nil }
         touched += oldIDs.filter { seen[$0] == nil }.sorted()
         var settled: Set<AlbumID> = []
+        var lookup = FileLookup(path, seen)
         for id in touched where settled.insert(id).inserted {
-            settle(id, into: &change, reportDuplicateFor: seen[id] != nil && !oldIDs.contains(id) ? path : nil)
+            settle(id, into: &change, reportDuplicateFor: seen[id] != nil && !oldIDs.contains(id) ? path : nil, lookup: &lookup)
         }
+    }
+
+    /// The first entry of each id in `albums`, by id and in file order; a
+    /// later entry with the same id is reported as a duplicate.
+    private static func firstEntries(
+        of albums: [Album], in path: String, duplicates: inout [DuplicateAlbum]
+    ) -> (byID: [AlbumID: Album], inOrder: [Album]) {
+        var seen: [AlbumID: Album] = [:]
+        seen.reserveCapacity(albums.count)
+        var firsts: [Album] = []
+        firsts.reserveCapacity(albums.count)
+        for album in albums {
+            if let first = seen.updateValue(album, forKey: album.id) {
+                seen[album.id] = first
+                duplicates.append(DuplicateAlbum(id: album.id, kept: "\(path): \(first.position)", ignored: "\(path): \(album.position)"))
+            } else {
+                firsts.append(album)
+            }
+        }
+        return (seen, firsts)
     }
 
     /// `update` for a file the catalog does not hold (every file of the first
@@ -177,25 +85,15 @@ public struct RecordCatalog: Sendable {
     /// the longest single-threaded stretch of a restart over 100,000 albums.
     /// An id that another file holds too goes by the general rules.
     private mutating func add(path: String, albums: [Album], into change: inout CatalogChange) {
-        var seen: [AlbumID: Album] = [:]
-        seen.reserveCapacity(albums.count)
-        var firsts: [Album] = []
-        firsts.reserveCapacity(albums.count)
-        for album in albums {
-            if let first = seen.updateValue(album, forKey: album.id) {
-                seen[album.id] = first
-                change.duplicates.append(DuplicateAlbum(id: album.id, kept: "\(path): \(first.position)", ignored: "\(path): \(album.position)"))
-            } else {
-                firsts.append(album)
-            }
-        }
-        files[path] = seen
+        let (seen, firsts) = Self.firstEntries(of: albums, in: path, duplicates: &change.duplicates)
+        files[path] = firsts
+        var lookup = FileLookup(path, seen)
         for album in firsts {
             if Self.holdAlone(&entries[album.id, default: Entry()], path: path, album: album) {
                 change.record(album.id, before: nil, after: album)
             } else {
                 claim(album.id, path: path)
-                settle(album.id, into: &change, reportDuplicateFor: path)
+                settle(album.id, into: &change, reportDuplicateFor: path, lookup: &lookup)
             }
         }
     }
@@ -213,9 +111,10 @@ public struct RecordCatalog: Sendable {
     public mutating func remove(path: String) -> CatalogChange {
         guard let albums = files.removeValue(forKey: path) else { return CatalogChange() }
         var change = CatalogChange()
-        for id in albums.keys {
-            unclaim(id, path: path)
-            settle(id, into: &change, reportDuplicateFor: nil)
+        var lookup = FileLookup()
+        for album in albums {
+            unclaim(album.id, path: path)
+            settle(album.id, into: &change, reportDuplicateFor: nil, lookup: &lookup)
         }
         return change
     }
@@ -261,17 +160,40 @@ public struct RecordCatalog: Sendable {
     }
 
     /// Recomputes the winner for `id` and records the difference.
-    private mutating func settle(_ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?) {
-        let winner = entries[id]?.firstHolder.flatMap { files[$0]?[id] }
+    private mutating func settle(
+        _ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?, lookup: inout FileLookup
+    ) {
+        let winner = entries[id]?.firstHolder.flatMap { lookup.album(id, in: $0, of: files) }
         let before = entries[id]?.winner
         if let path, let second = laterHolders[id]?.first, let winner {
             let loser = path == winner.record ? second : path
-            let loserPosition = files[loser]?[id]?.position ?? ""
+            let loserPosition = lookup.album(id, in: loser, of: files)?.position ?? ""
             change.duplicates.append(
                 DuplicateAlbum(id: id, kept: "\(winner.record): \(winner.position)", ignored: "\(loser): \(loserPosition)"))
         }
         if let winner { entries[id]?.winner = winner } else { entries[id] = nil }
         guard before != winner else { return }
         change.record(id, before: before, after: winner)
+    }
+}
+
+/// The albums of record files by id, for one update: a table of a file is
+/// made the first time the update looks into it (the updated file's comes
+/// ready-made), so a file of 100,000 albums is indexed once per update, not
+/// searched once per album, and no table outlives the update.
+private struct FileLookup {
+    private var tables: [String: [AlbumID: Album]] = [:]
+
+    init() {}
+
+    init(_ path: String, _ albums: [AlbumID: Album]) { tables[path] = albums }
+
+    mutating func album(_ id: AlbumID, in path: String, of files: [String: [Album]]) -> Album? {
+        if let table = tables[path] { return table[id] }
+        guard let albums = files[path] else { return nil }
+        // Each id appears once: `files` holds the first entry per id.
+        let table = Dictionary(albums.lazy.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        tables[path] = table
+        return table[id]
     }
 }
