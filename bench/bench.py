@@ -8,7 +8,8 @@ In one run, on loopback, against nginx serving a generated corpus of PNG covers:
   3. drop-to-PNG latency: records dropped one at a time into an idle daemon;
   4. idle cost: CPU used by an idle daemon over 30 s;
   5. scale: 100,000 cached albums in 100 files: start to READY=1, RSS,
-     requests made, and `coverd status --json` time;
+     requests made, and `coverd status --json` time; then the same library
+     with 128-character ids (bench/longids.py);
   6. JPEG conversion: a JPEG corpus synced and converted to PNG, against
      `djpeg | pnmtopng` on the same files (bench/conversion.py).
 Timings are printed, never asserted. `--check` runs a small sync and only
@@ -34,6 +35,7 @@ import time
 import zlib
 
 import conversion
+import longids
 import kept
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -733,6 +735,7 @@ def main():
             rows.append(("100,000 cached albums: peak RSS", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
             rows.append(("100,000 cached albums: requests made", f"{requests}", "", "", "0"))
             rows.append(("100,000 cached albums: coverd status --json", f"{status_time:.2f} s", "", "", "≤ 1 s"))
+            rows += longids.rows(sys.modules[__name__], binary, nginx)
         if "jpeg" not in args.skip:
             rows += conversion.conversion_rows(sys.modules[__name__], binary, nginx, jpeg_dir, args.runs)
         print()
