@@ -11,9 +11,12 @@ struct TrackedAlbumTests {
         Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json")
     }
 
-    @Test func givenTheTrackedTableWhenItsEntryIsMeasuredThenItTakes32BytesAt100000Albums() {
-        // Given / When / Then: with the 16-byte id key, 48 bytes a bucket, not 72.
-        #expect(MemoryLayout<TrackedAlbum>.stride <= 32)
+    @Test func givenTheTrackedTableWhenItsEntryIsMeasuredThenItTakesAtMost32Bytes() {
+        // Given: the planner's table of 100,000 albums, 262,144 buckets
+        // When: an entry is measured
+        let stride = MemoryLayout<TrackedAlbum>.stride
+        // Then: with the 16-byte id key, 48 bytes a bucket, not 72
+        #expect(stride <= 32)
     }
 
     @Test func givenACachedAlbumWhenItsStampAndStatusAreSetThenTheyReadBackWithNoFailureDetails() throws {
@@ -43,7 +46,27 @@ struct TrackedAlbumTests {
             #expect(entry.stamp == stamp)
             entry.stamp = nil
             #expect(entry.stamp == nil)
+            #expect(!entry.hasFailureDetails)
         }
+    }
+
+    @Test func givenAHugeStampAndAFailureWhenTheFailureIsClearedThenTheStampStaysAndGoesWithItsBoxWhenSmall() throws {
+        // Given: a cover of 5 GiB (its size boxed) that failed once
+        var entry = TrackedAlbum(album: try album(), state: .failed)
+        let huge = FileStamp(bytes: 5 << 30, mtime: 42)
+        entry.stamp = huge
+        entry.attempts = 1
+        entry.error = "HTTP 500"
+        // When: the failure is cleared
+        entry.attempts = 0
+        entry.error = nil
+        // Then: the size is kept, in its box
+        #expect(entry.stamp == huge)
+        #expect(entry.hasFailureDetails)
+        // When: the stamp becomes small, then the box has nothing left to hold
+        entry.stamp = FileStamp(bytes: 10, mtime: 43)
+        #expect(entry.stamp == FileStamp(bytes: 10, mtime: 43))
+        #expect(!entry.hasFailureDetails)
     }
 
     @Test func givenAFailureWhenTheAlbumIsCopiedAndTheCopyChangedThenTheOriginalKeepsItsValues() throws {

@@ -5,16 +5,27 @@
 /// Not thread-safe: owned by the watcher's queue.
 public struct RecordCatalog: Sendable {
     /// Per file, the first entry of each id, in file order: an array, not a
-    /// table by id (4 MB less at 100,000 albums); `FileLookup` makes a table
-    /// of a file when an update needs one.
+    /// table by id (4 MB less at 100,000 albums).
     private var files: [String: [Album]] = [:]
+    /// Tables by id of the files whose albums had to be looked up by id: when
+    /// another file lets go of an id they hold too. Kept until the file
+    /// changes, so that deleting a thousand files that share ids with one
+    /// large file tables it once, not a thousand times.
+    private var fileTables: [String: [AlbumID: Album]] = [:]
+    /// How many times a file was tabled: for tests.
+    private(set) var filesTabled = 0
     /// Per id, the file whose path sorts first among those that hold it, and
-    /// the album in effect: one table rather than two, 16-byte values rather
-    /// than 40, since at 100,000 albums it has 262,144 buckets.
+    /// the album in effect: one table rather than two, 24-byte values rather
+    /// than 32, since at 100,000 albums it has 262,144 buckets.
+    ///
+    /// Between calls, an id's album in effect is its first holder's entry for
+    /// it: a call settles every id of each file it changes.
     private var entries: [AlbumID: Entry] = [:]
-    /// The other holders, sorted, of the rare id that more than one file holds.
+    /// The other holders, sorted, of the rare id that more than one file
+    /// holds; no key without an entry that has a first holder.
     private var laterHolders: [AlbumID: [String]] = [:]
 
+    /// An id's first holder and the album in effect.
     private struct Entry: Sendable {
         /// Nil from the moment the last holder lets go until the id is settled.
         var firstHolder: String?
@@ -26,6 +37,31 @@ public struct RecordCatalog: Sendable {
 
     /// For the test that pins the table's size.
     static var entryStride: Int { MemoryLayout<Entry>.stride }
+
+    /// For tests: how the tables disagree with each other (empty when they agree).
+    var inconsistencies: [String] {
+        var found: [String] = []
+        for (id, later) in laterHolders {
+            guard let first = entries[id]?.firstHolder else {
+                found.append("\(id): later holders without a first")
+                continue
+            }
+            if later.isEmpty || later != later.sorted() || later.contains(where: { $0 <= first }) {
+                found.append("\(id): later holders \(later) after \(first)")
+            }
+        }
+        for (id, entry) in entries {
+            let holders = [entry.firstHolder].compactMap { $0 } + (laterHolders[id] ?? [])
+            let holding = files.filter { $0.value.contains { $0.id == id } }.keys.sorted()
+            if holders != holding { found.append("\(id): holders \(holders), files \(holding)") }
+            if entry.winner?.record != entry.firstHolder { found.append("\(id): winner not from its first holder") }
+        }
+        for (path, table) in fileTables {
+            let albums = files[path] ?? []
+            if table.count != albums.count || albums.contains(where: { table[$0.id] != $0 }) { found.append("\(path): a stale table") }
+        }
+        return found
+    }
 
     public var albumCount: Int { entries.count }
     public var fileCount: Int { files.count }
@@ -53,9 +89,10 @@ public struct RecordCatalog: Sendable {
         var touched = albums.map(\.id).filter { seen[$0] != nil }
         touched += oldIDs.filter { seen[$0] == nil }.sorted()
         var settled: Set<AlbumID> = []
-        var lookup = FileLookup(path, seen)
+        fileTables[path] = nil
         for id in touched where settled.insert(id).inserted {
-            settle(id, into: &change, reportDuplicateFor: seen[id] != nil && !oldIDs.contains(id) ? path : nil, lookup: &lookup)
+            let added = seen[id] != nil && !oldIDs.contains(id)
+            settle(id, into: &change, reportDuplicateFor: added ? path : nil, changed: path, holding: seen)
         }
     }
 
@@ -87,13 +124,13 @@ public struct RecordCatalog: Sendable {
     private mutating func add(path: String, albums: [Album], into change: inout CatalogChange) {
         let (seen, firsts) = Self.firstEntries(of: albums, in: path, duplicates: &change.duplicates)
         files[path] = firsts
-        var lookup = FileLookup(path, seen)
+        fileTables[path] = nil
         for album in firsts {
             if Self.holdAlone(&entries[album.id, default: Entry()], path: path, album: album) {
                 change.record(album.id, before: nil, after: album)
             } else {
                 claim(album.id, path: path)
-                settle(album.id, into: &change, reportDuplicateFor: path, lookup: &lookup)
+                settle(album.id, into: &change, reportDuplicateFor: path, changed: path, holding: seen)
             }
         }
     }
@@ -110,11 +147,11 @@ public struct RecordCatalog: Sendable {
     /// Forgets `path`, as when its file was deleted or moved away.
     public mutating func remove(path: String) -> CatalogChange {
         guard let albums = files.removeValue(forKey: path) else { return CatalogChange() }
+        fileTables[path] = nil
         var change = CatalogChange()
-        var lookup = FileLookup()
         for album in albums {
             unclaim(album.id, path: path)
-            settle(album.id, into: &change, reportDuplicateFor: nil, lookup: &lookup)
+            settle(album.id, into: &change, reportDuplicateFor: nil, changed: path, holding: [:])
         }
         return change
     }
@@ -123,7 +160,7 @@ public struct RecordCatalog: Sendable {
     public mutating func remove(under directory: String) -> CatalogChange {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         var change = CatalogChange()
-        for path in files.keys where path.hasPrefix(prefix) {
+        for path in files.keys.filter({ $0.hasPrefix(prefix) }).sorted() {
             change.merge(remove(path: path))
         }
         return change
@@ -159,41 +196,46 @@ public struct RecordCatalog: Sendable {
         laterHolders[id] = later.isEmpty ? nil : later
     }
 
-    /// Recomputes the winner for `id` and records the difference.
-    private mutating func settle(
-        _ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?, lookup: inout FileLookup
-    ) {
-        let winner = entries[id]?.firstHolder.flatMap { lookup.album(id, in: $0, of: files) }
-        let before = entries[id]?.winner
-        if let path, let second = laterHolders[id]?.first, let winner {
-            let loser = path == winner.record ? second : path
-            let loserPosition = lookup.album(id, in: loser, of: files)?.position ?? ""
-            change.duplicates.append(
-                DuplicateAlbum(id: id, kept: "\(winner.record): \(winner.position)", ignored: "\(loser): \(loserPosition)"))
-        }
-        if let winner { entries[id]?.winner = winner } else { entries[id] = nil }
-        guard before != winner else { return }
-        change.record(id, before: before, after: winner)
-    }
-}
-
-/// The albums of record files by id, for one update: a table of a file is
-/// made the first time the update looks into it (the updated file's comes
-/// ready-made), so a file of 100,000 albums is indexed once per update, not
-/// searched once per album, and no table outlives the update.
-private struct FileLookup {
-    private var tables: [String: [AlbumID: Album]] = [:]
-
-    init() {}
-
-    init(_ path: String, _ albums: [AlbumID: Album]) { tables[path] = albums }
-
-    mutating func album(_ id: AlbumID, in path: String, of files: [String: [Album]]) -> Album? {
-        if let table = tables[path] { return table[id] }
+    /// The first entry for `id` in `path`, through the file's table (made now if need be).
+    private mutating func tabled(_ id: AlbumID, in path: String) -> Album? {
+        if let table = fileTables[path] { return table[id] }
         guard let albums = files[path] else { return nil }
         // Each id appears once: `files` holds the first entry per id.
         let table = Dictionary(albums.lazy.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        tables[path] = table
+        fileTables[path] = table
+        filesTabled += 1
         return table[id]
+    }
+
+    /// Recomputes the winner for `id` and records the difference.
+    /// `changed` is the file this call changed, and `holding` its albums by id.
+    private mutating func settle(
+        _ id: AlbumID, into change: inout CatalogChange, reportDuplicateFor path: String?,
+        changed: String, holding: [AlbumID: Album]
+    ) {
+        let before = entries[id]?.winner
+        // The album in effect is still its file's unless that file is the one
+        // changed: only a holder promoted in place of another needs a lookup
+        // in a file of its own. (A catalog path is its albums' `record`.)
+        let unchanged = before?.record == changed ? nil : before
+        func album(in file: String) -> Album? {
+            if file == changed { return holding[id] }
+            return unchanged?.record == file ? unchanged : tabled(id, in: file)
+        }
+        let winner = entries[id]?.firstHolder.flatMap(album(in:))
+        if let path, let second = laterHolders[id]?.first, let winner {
+            let loser = path == winner.record ? second : path
+            let lost = album(in: loser)
+            change.duplicates.append(
+                DuplicateAlbum(id: id, kept: "\(winner.record): \(winner.position)", ignored: "\(loser): \(lost?.position ?? "")"))
+        }
+        if let winner {
+            entries[id]?.winner = winner
+        } else {
+            assert(laterHolders[id] == nil, "an id without holders left in laterHolders")
+            entries[id] = nil
+        }
+        guard before != winner else { return }
+        change.record(id, before: before, after: winner)
     }
 }

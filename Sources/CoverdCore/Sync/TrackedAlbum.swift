@@ -7,7 +7,10 @@ import Foundation
 /// byte here is 256 KB at the start-up's memory peak. What only a failing
 /// album has (attempts, error, retry time) lives in a box that a cached
 /// album never allocates; the HTTP status stays inline, since a cached
-/// album keeps its 200.
+/// album keeps its 200. A failing album pays for its box (about 80 bytes),
+/// and the planner, which copies an entry out, changes it and writes it back,
+/// makes a new box at each failure: failures are the exception, and a round
+/// of them already costs a request and a log line per URL.
 struct TrackedAlbum {
     var album: Album
     private var details: FailureDetails?
@@ -51,7 +54,9 @@ struct TrackedAlbum {
         get {
             switch stampBytes {
             case Self.noStamp: return nil
-            case Self.sizeInDetails: return FileStamp(bytes: details?.largeStampBytes ?? 0, mtime: stampMTime)
+            case Self.sizeInDetails:
+                assert(details?.largeStampBytes != nil, "a stamp's size marked as boxed without a box")
+                return FileStamp(bytes: details?.largeStampBytes ?? 0, mtime: stampMTime)
             default: return FileStamp(bytes: Int(stampBytes), mtime: stampMTime)
             }
         }
@@ -91,8 +96,9 @@ struct TrackedAlbum {
 }
 
 /// The fields of a `TrackedAlbum` that only a failing album (or a cover
-/// file of 4 GiB or more) has.
+/// file whose size does not fit in 32 bits less the two markers) has.
 private final class FailureDetails {
+    /// The fields themselves; all at their defaults means no box is needed.
     struct Values {
         var attempts: Int32 = 0
         var error: String?
