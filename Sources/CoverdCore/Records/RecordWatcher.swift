@@ -95,6 +95,8 @@ public final class RecordWatcher: Sendable {
             let ids = reason == .startup ? nil : Set(tree.catalog.albums.map(\.id))
             return (tree.catalog.albumCount, ids, tree.catalog.fileCount)
         }
+        // The scan's parsing has freed its buffers; the decisions on its albums come next.
+        if reason == .startup { MallocSettings.releaseFreePages() }
         publish(output)
         bus.post(RecordScanCompleted(
             reason: reason, albumCount: count, fileCount: files, albumIDs: albums, unreadable: output.unreadable))

@@ -1,9 +1,9 @@
 import CLinux
 
 /// Process-wide allocator settings for the daemon, applied once before its
-/// threads start. Each was measured with the benchmarks; a refusal by
-/// `mallopt` (it returns 0) leaves glibc's defaults, which are correct, only
-/// larger.
+/// threads start, and a release of free pages once the start-up has freed
+/// many. Each was measured with the benchmarks; a refusal by `mallopt` (it
+/// returns 0) leaves glibc's defaults, which are correct, only larger.
 enum MallocSettings {
     static func apply() {
         // glibc gives each thread that allocates concurrently an arena of its
@@ -25,5 +25,17 @@ enum MallocSettings {
         // the heap's top is given back more often; a full sync was no slower,
         // with the same peak RSS (see the README's latest figures).
         _ = coverd_set_malloc_mmap_threshold(1 << 20)
+    }
+
+    /// Hands the free pages inside the arenas back to the kernel. Called once,
+    /// after the first scan: parsing 100,000 albums on two threads leaves
+    /// their freed buffers in the arenas, below live blocks where the heap's
+    /// top cannot shrink, and the first scan's decisions, which come next,
+    /// are the start-up's memory peak. After a cache drop, with 128-character
+    /// ids, that peak was 2–3 MiB lower (128.1, 128.1 against 126.0, 125.1
+    /// MiB); on a restart it was the same. The call took 48 `madvise`s, 5.5 ms
+    /// under `strace`.
+    static func releaseFreePages() {
+        _ = malloc_trim(0)
     }
 }
