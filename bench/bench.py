@@ -35,8 +35,8 @@ import time
 import zlib
 
 import conversion
-import longids
 import kept
+import longids
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(TOP, ".build-bench")

@@ -18,6 +18,7 @@ LENGTH = 128
 
 
 def longer(album_id):
+    assert len(album_id) < LENGTH - 1, album_id  # The scale run's ids have 7 characters.
     return album_id + "-" + "x" * (LENGTH - len(album_id) - 1)
 
 

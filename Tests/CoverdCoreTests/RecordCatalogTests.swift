@@ -137,6 +137,26 @@ struct RecordCatalogTests {
         #expect(catalog.albumCount == 1)
     }
 
+    @Test("Given a directory whose two files and a file outside it hold one id, when the directory is removed, then the outside file's album takes over, tabled once")
+    func removeDirectoryHandsOverOnce() throws {
+        // Given: x in /r/d/a.json (the winner), /r/d/c.json and /r/z.json
+        var catalog = RecordCatalog()
+        for path in ["/r/z.json", "/r/d/c.json", "/r/d/a.json"] {
+            _ = catalog.update(path: path, albums: [try album("x", record: path, title: path)])
+        }
+        #expect(catalog.album(try AlbumID(validating: "x"))?.record == "/r/d/a.json")
+        // When
+        let change = catalog.remove(under: "/r/d")
+        // Then: z.json's album, looked up once (a.json, the first holder, goes last)
+        #expect(change.upserted.map(\.record) == ["/r/z.json"])
+        #expect(change.removed.isEmpty)
+        #expect(catalog.filesTabled == 1)
+        #expect(catalog.inconsistencies.isEmpty)
+        // And when the watcher's batch ends, the table goes
+        catalog.releaseTables()
+        #expect(catalog.inconsistencies.isEmpty)
+    }
+
     /// A random album of `path`: few ids, URLs and titles, so that repeats
     /// within and across files are common; `entry` gives it a place that
     /// the duplicate warnings name.
@@ -265,8 +285,8 @@ struct RecordCatalogTests {
                 #expect(catalog.albumCount == expected.count, context)
                 for (id, album) in expected {
                     let found = catalog.album(id)
-                    #expect(found?.record == album.record && found?.position == album.position, context)
-                    #expect(mirror[id]?.record == album.record && mirror[id]?.position == album.position, context)
+                    #expect(found == album, context)
+                    #expect(mirror[id] == album, context)
                 }
                 #expect(mirror.count == expected.count, context)
                 #expect(catalog.inconsistencies == [], context)

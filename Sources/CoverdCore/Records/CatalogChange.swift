@@ -25,6 +25,7 @@ public struct CatalogChange: Sendable, Equatable {
     private var additionsResolved = false
     public var duplicates: [DuplicateAlbum] = []
 
+    /// One id's album before the first change recorded and after the last.
     struct Transition: Sendable {
         var before: Album?
         var after: Album?

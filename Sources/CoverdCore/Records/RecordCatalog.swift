@@ -9,8 +9,9 @@ public struct RecordCatalog: Sendable {
     private var files: [String: [Album]] = [:]
     /// Tables by id of the files whose albums had to be looked up by id: when
     /// another file lets go of an id they hold too. Kept until the file
-    /// changes, so that deleting a thousand files that share ids with one
-    /// large file tables it once, not a thousand times.
+    /// changes or the batch ends (`releaseTables`), so that deleting a
+    /// thousand files that share ids with one large file tables it once, not
+    /// a thousand times, and no table outlives the batch that needed it.
     private var fileTables: [String: [AlbumID: Album]] = [:]
     /// How many times a file was tabled: for tests.
     private(set) var filesTabled = 0
@@ -38,6 +39,7 @@ public struct RecordCatalog: Sendable {
     /// For the test that pins the table's size.
     static var entryStride: Int { MemoryLayout<Entry>.stride }
 
+    #if DEBUG
     /// For tests: how the tables disagree with each other (empty when they agree).
     var inconsistencies: [String] {
         var found: [String] = []
@@ -54,7 +56,8 @@ public struct RecordCatalog: Sendable {
             let holders = [entry.firstHolder].compactMap { $0 } + (laterHolders[id] ?? [])
             let holding = files.filter { $0.value.contains { $0.id == id } }.keys.sorted()
             if holders != holding { found.append("\(id): holders \(holders), files \(holding)") }
-            if entry.winner?.record != entry.firstHolder { found.append("\(id): winner not from its first holder") }
+            let expected = entry.firstHolder.flatMap { first in files[first]?.first { $0.id == id } }
+            if entry.winner == nil || entry.winner != expected { found.append("\(id): winner not its first holder's entry") }
         }
         for (path, table) in fileTables {
             let albums = files[path] ?? []
@@ -62,6 +65,7 @@ public struct RecordCatalog: Sendable {
         }
         return found
     }
+    #endif
 
     public var albumCount: Int { entries.count }
     public var fileCount: Int { files.count }
@@ -135,6 +139,11 @@ public struct RecordCatalog: Sendable {
         }
     }
 
+    /// Frees the tables made for lookups: the watcher calls this after each batch of changes.
+    public mutating func releaseTables() {
+        fileTables = [:]
+    }
+
     /// Makes `path` the only holder and `album` the winner of an entry that
     /// did not exist (the empty default); false, changing nothing, otherwise.
     /// Between calls every entry has a winner, so an empty one is a new id.
@@ -160,7 +169,9 @@ public struct RecordCatalog: Sendable {
     public mutating func remove(under directory: String) -> CatalogChange {
         let prefix = directory.hasSuffix("/") ? directory : directory + "/"
         var change = CatalogChange()
-        for path in files.keys.filter({ $0.hasPrefix(prefix) }).sorted() {
+        // Last path first: a file that goes before another holder of its ids
+        // promotes (and tables) none of the files about to go with it.
+        for path in files.keys.filter({ $0.hasPrefix(prefix) }).sorted(by: >) {
             change.merge(remove(path: path))
         }
         return change
@@ -217,10 +228,9 @@ public struct RecordCatalog: Sendable {
         // The album in effect is still its file's unless that file is the one
         // changed: only a holder promoted in place of another needs a lookup
         // in a file of its own. (A catalog path is its albums' `record`.)
-        let unchanged = before?.record == changed ? nil : before
         func album(in file: String) -> Album? {
             if file == changed { return holding[id] }
-            return unchanged?.record == file ? unchanged : tabled(id, in: file)
+            return before?.record == file ? before : tabled(id, in: file)
         }
         let winner = entries[id]?.firstHolder.flatMap(album(in:))
         if let path, let second = laterHolders[id]?.first, let winner {

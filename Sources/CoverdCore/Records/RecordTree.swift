@@ -64,6 +64,11 @@ struct RecordTree {
         signatures = signatures.filter { seen.contains($0.key) || unreadableDirectories.contains(where: $0.key.hasPrefix) }
     }
 
+    /// Ends a batch of changes (a scan, a drain of events, rechecks): lookup tables the catalog made go.
+    mutating func endBatch() {
+        catalog.releaseTables()
+    }
+
     /// Applies queued inotify events. File events for the same path within
     /// one batch collapse into the last one, so a file is read once per batch.
     mutating func drainEvents(into output: inout RecordTreeOutput) {

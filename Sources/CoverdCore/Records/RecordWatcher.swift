@@ -61,6 +61,7 @@ public final class RecordWatcher: Sendable {
         tree.withLock { tree in
             tree.drainEvents(into: &output)
             if output.rootGone { tree.recreateRoot(into: &output) }
+            tree.endBatch()
         }
         if output.rootGone {
             bus.post(OperationFailed(
@@ -82,6 +83,7 @@ public final class RecordWatcher: Sendable {
             var output = RecordTreeOutput()
             self.tree.withLock { tree in
                 for path in paths { tree.recheck(path, into: &output) }
+                tree.endBatch()
             }
             self.publish(output)
         }
@@ -91,6 +93,7 @@ public final class RecordWatcher: Sendable {
         var output = RecordTreeOutput()
         let (count, albums, files) = tree.withLock { tree in
             tree.scan(force: reason == .reload, into: &output)
+            tree.endBatch()
             // The first scan's ids would only be built to go unused, at the daemon's memory peak.
             let ids = reason == .startup ? nil : Set(tree.catalog.albums.map(\.id))
             return (tree.catalog.albumCount, ids, tree.catalog.fileCount)

@@ -32,9 +32,10 @@ enum MallocSettings {
     /// their freed buffers in the arenas, below live blocks where the heap's
     /// top cannot shrink, and the first scan's decisions, which come next,
     /// are the start-up's memory peak. After a cache drop, with 128-character
-    /// ids, that peak was 2–3 MiB lower (128.1, 128.1 against 126.0, 125.1
-    /// MiB); on a restart it was the same. The call took 48 `madvise`s, 5.5 ms
-    /// under `strace`.
+    /// ids, that peak was 2–3 MiB lower in two runs each (128.1, 128.1
+    /// against 126.0, 125.1 MiB), about the spread between runs; on a restart
+    /// it was the same. Under `strace`, a start made 45 `madvise` calls, 3.0
+    /// ms in all.
     static func releaseFreePages() {
         _ = malloc_trim(0)
     }

@@ -10,7 +10,9 @@ import Foundation
 /// album keeps its 200. A failing album pays for its box (about 80 bytes),
 /// and the planner, which copies an entry out, changes it and writes it back,
 /// makes a new box at each failure: failures are the exception, and a round
-/// of them already costs a request and a log line per URL.
+/// of them already costs a request and a log line per URL. The box is a
+/// class, so the entry is not `Sendable`: it lives in the planner, behind the
+/// coordinator's lock, and is never sent.
 struct TrackedAlbum {
     var album: Album
     private var details: FailureDetails?
