@@ -574,6 +574,19 @@ def latency(binary, nginx, corpus_dir, count=200):
     return samples[len(samples) // 2], samples[int(len(samples) * 0.99) - 1], idle
 
 
+def drop_page_cache(what):
+    """As after a boot: nothing of coverd, its libraries, the records or the index in memory.
+    False (and a note) where the page cache cannot be dropped (not root)."""
+    subprocess.run(["sync"])
+    try:
+        with open("/proc/sys/vm/drop_caches", "w") as handle:
+            handle.write("3\n")
+        return True
+    except OSError as error:
+        print(f"# {what}: cannot drop the page cache ({error.strerror}); no cold-start row", flush=True)
+        return False
+
+
 def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
     base = os.path.join(WORK, "scale")
     records = os.path.join(base, "albums")
@@ -588,18 +601,9 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
         with running(binary, records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
             notify.wait_for(lambda f: f.get("STATUS") == f"{albums} albums: {albums} cached, 0 pending, 0 failed", 3600)
         open(marker, "w").close()
-    subprocess.run(["sync"])
     before = nginx.requests()
     cold = None
-    try:
-        # As after a boot: nothing of coverd, its libraries, the records or the index in memory.
-        with open("/proc/sys/vm/drop_caches", "w") as handle:
-            handle.write("3\n")
-        dropped = True
-    except OSError as error:
-        print(f"# scale: cannot drop the page cache ({error.strerror}); no cold-start row", flush=True)
-        dropped = False
-    if dropped:
+    if drop_page_cache("scale"):
         with running(binary, records, cache) as (daemon, notify):
             cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
     # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.

@@ -65,15 +65,7 @@ def rows(bench, binary, nginx, albums=100_000):
     label = f"{albums:,} cached albums, {LENGTH}-character ids"
     before = nginx.requests()
     out = []
-    os.sync()
-    try:
-        with open("/proc/sys/vm/drop_caches", "w") as handle:
-            handle.write("3\n")
-        dropped = True
-    except OSError as error:
-        print(f"# scale, long ids: cannot drop the page cache ({error.strerror}); no cold-start rows", flush=True)
-        dropped = False
-    if dropped:
+    if bench.drop_page_cache("scale, long ids"):
         with bench.running(binary, records, cache) as (daemon, notify):
             cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
             cold_rss = bench.status_kb(daemon.pid, "VmHWM")
