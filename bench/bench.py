@@ -604,20 +604,33 @@ def scale(binary, nginx, corpus_dir, albums=100_000, files=100):
     before = nginx.requests()
     cold = None
     if drop_page_cache("scale"):
-        with running(binary, records, cache) as (daemon, notify):
-            cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-    # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.
-    with running(binary, records, cache) as (daemon, notify):
-        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-        settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
-        if notify.last_fields.get("STATUS") != settled:
-            notify.wait_for(lambda f: f.get("STATUS") == settled, 120)
-        rss = status_kb(daemon.pid, "VmHWM")
+        cold, _, _ = cached_start(binary, records, cache, albums, settle=False)
+
+    def status_seconds():
         started = time.monotonic()
         output = subprocess.run([binary, "status", "--json", "--cache", cache], capture_output=True, check=True)
-        status_time = time.monotonic() - started
+        elapsed = time.monotonic() - started
         json.loads(output.stdout)
+        return elapsed
+
+    # A restart (systemctl restart, an upgrade): the page cache holds what the last run read.
+    ready, rss, status_time = cached_start(binary, records, cache, albums, while_running=status_seconds)
     return ready, cold, rss, nginx.requests() - before, status_time
+
+
+def cached_start(binary, records, cache, albums, settle=True, while_running=None):
+    """One start over a library of `albums` cached albums: seconds to READY=1, peak RSS (KiB)
+    until READY (or until every album is reported cached, with `settle`), and what
+    `while_running` returned, called with the daemon still up."""
+    with running(binary, records, cache) as (daemon, notify):
+        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
+        if settle:
+            settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
+            if notify.last_fields.get("STATUS") != settled:
+                notify.wait_for(lambda f: f.get("STATUS") == settled, 120)
+        rss = status_kb(daemon.pid, "VmHWM")
+        extra = while_running() if while_running else None
+    return ready, rss, extra
 
 
 # -- main -----------------------------------------------------------------------------

@@ -66,17 +66,10 @@ def rows(bench, binary, nginx, albums=100_000):
     before = nginx.requests()
     out = []
     if bench.drop_page_cache("scale, long ids"):
-        with bench.running(binary, records, cache) as (daemon, notify):
-            cold = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-            cold_rss = bench.status_kb(daemon.pid, "VmHWM")
+        cold, cold_rss, _ = bench.cached_start(binary, records, cache, albums, settle=False)
         out.append((f"{label}: start to READY=1, page cache dropped first", f"{cold:.2f} s", "", "", "≤ 2 s"))
         out.append((f"{label}: peak RSS up to READY=1, page cache dropped first", f"{cold_rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
-    with bench.running(binary, records, cache) as (daemon, notify):
-        ready = notify.wait_for(lambda f: f.get("READY") == "1", 120) - daemon.started
-        settled = f"{albums} albums: {albums} cached, 0 pending, 0 failed"
-        if notify.last_fields.get("STATUS") != settled:
-            notify.wait_for(lambda f: f.get("STATUS") == settled, 120)
-        rss = bench.status_kb(daemon.pid, "VmHWM")
+    ready, rss, _ = bench.cached_start(binary, records, cache, albums)
     out.append((f"{label}: start to READY=1, a restart", f"{ready:.2f} s", "", "", "≤ 2 s"))
     out.append((f"{label}: peak RSS, a restart", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
     out.append((f"{label}: requests made", f"{nginx.requests() - before}", "", "", "0"))

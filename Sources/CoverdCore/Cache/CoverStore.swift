@@ -139,8 +139,12 @@ public struct CoverStore: Sendable {
     }
 
     public func stamp(for id: AlbumID) -> FileStamp? {
+        stamp(atPath: path(for: id))
+    }
+
+    private func stamp(atPath path: String) -> FileStamp? {
         var info = stat()
-        guard lstat(path(for: id), &info) == 0 else { return nil }
+        guard lstat(path, &info) == 0 else { return nil }
         return Self.stamp(of: info)
     }
 
@@ -163,10 +167,9 @@ public struct CoverStore: Sendable {
     func stamps(of names: CoverFileNames, in directoryFD: Int32?) -> [FileStamp?] {
         names.mapNames { name, included in
             guard included else { return nil }
+            guard let directoryFD else { return stamp(atPath: join(directory, String(cString: name))) }
             var info = stat()
-            let found = directoryFD.map { fstatat($0, name, &info, AT_SYMLINK_NOFOLLOW) == 0 }
-                ?? (lstat(join(directory, String(cString: name)), &info) == 0)
-            return found ? Self.stamp(of: info) : nil
+            return fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? Self.stamp(of: info) : nil
         }
     }
 

@@ -87,13 +87,13 @@ public struct RecordCatalog: Sendable {
         let (seen, firsts) = Self.firstEntries(of: albums, in: path, duplicates: &change.duplicates)
         let oldIDs = Set(old.lazy.map(\.id))
         files[path] = firsts
+        fileTables[path] = nil
         for id in oldIDs where seen[id] == nil { unclaim(id, path: path) }
         for album in firsts where !oldIDs.contains(album.id) { claim(album.id, path: path) }
         // File order first, then the albums the file no longer holds: changes come out in a stable order.
         var touched = albums.map(\.id).filter { seen[$0] != nil }
         touched += oldIDs.filter { seen[$0] == nil }.sorted()
         var settled: Set<AlbumID> = []
-        fileTables[path] = nil
         for id in touched where settled.insert(id).inserted {
             let added = seen[id] != nil && !oldIDs.contains(id)
             settle(id, into: &change, reportDuplicateFor: added ? path : nil, changed: path, holding: seen)

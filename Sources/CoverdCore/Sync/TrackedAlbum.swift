@@ -33,17 +33,17 @@ struct TrackedAlbum {
     }
 
     var attempts: Int {
-        get { Int(details?.attempts ?? 0) }
+        get { Int(details?.values.attempts ?? 0) }
         set { updateDetails { $0.attempts = Int32(clamping: newValue) } }
     }
 
     var error: String? {
-        get { details?.error }
+        get { details?.values.error }
         set { updateDetails { $0.error = newValue } }
     }
 
     var nextRetry: Date? {
-        get { details?.nextRetry }
+        get { details?.values.nextRetry }
         set { updateDetails { $0.nextRetry = newValue } }
     }
 
@@ -57,24 +57,18 @@ struct TrackedAlbum {
             switch stampBytes {
             case Self.noStamp: return nil
             case Self.sizeInDetails:
-                assert(details?.largeStampBytes != nil, "a stamp's size marked as boxed without a box")
-                return FileStamp(bytes: details?.largeStampBytes ?? 0, mtime: stampMTime)
+                assert(details?.values.largeStampBytes != nil, "a stamp's size marked as boxed without a box")
+                return FileStamp(bytes: details?.values.largeStampBytes ?? 0, mtime: stampMTime)
             default: return FileStamp(bytes: Int(stampBytes), mtime: stampMTime)
             }
         }
         set {
             stampMTime = newValue?.mtime ?? 0
             let bytes = newValue?.bytes
-            if let bytes, let small = UInt32(exactly: bytes), small < Self.sizeInDetails {
-                stampBytes = small
-                if details?.largeStampBytes != nil { updateDetails { $0.largeStampBytes = nil } }
-            } else if let bytes {
-                stampBytes = Self.sizeInDetails
-                updateDetails { $0.largeStampBytes = bytes }
-            } else {
-                stampBytes = Self.noStamp
-                if details?.largeStampBytes != nil { updateDetails { $0.largeStampBytes = nil } }
-            }
+            let small = bytes.flatMap { UInt32(exactly: $0) }.flatMap { $0 < Self.sizeInDetails ? $0 : nil }
+            stampBytes = small ?? (bytes == nil ? Self.noStamp : Self.sizeInDetails)
+            let large = small == nil ? bytes : nil
+            if details?.values.largeStampBytes != large { updateDetails { $0.largeStampBytes = large } }
         }
     }
 
@@ -113,9 +107,4 @@ private final class FailureDetails {
     var values: Values
 
     init(_ values: Values) { self.values = values }
-
-    var attempts: Int32 { values.attempts }
-    var error: String? { values.error }
-    var nextRetry: Date? { values.nextRetry }
-    var largeStampBytes: Int? { values.largeStampBytes }
 }
