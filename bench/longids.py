@@ -66,10 +66,12 @@ def rows(bench, binary, nginx, albums=100_000):
     before = nginx.requests()
     out = []
     if bench.drop_page_cache("scale, long ids"):
-        cold, cold_rss, _ = bench.cached_start(binary, records, cache, albums, settle=False)
+        cold, cold_rss, _, cold_checked = bench.cached_start(binary, records, cache, albums, settle=False)
         out.append((f"{label}: start to READY=1, page cache dropped first", f"{cold:.2f} s", "", "", "≤ 2 s"))
-        out.append((f"{label}: peak RSS up to READY=1, page cache dropped first", f"{cold_rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
-    ready, rss, _ = bench.cached_start(binary, records, cache, albums)
+        out.append((f"{label}: start to every cached cover looked at, page cache dropped first",
+                    bench.seconds_or_none(cold_checked), "", "", ""))
+        out.append((f"{label}: peak RSS, page cache dropped first", f"{cold_rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
+    ready, rss, _, _ = bench.cached_start(binary, records, cache, albums)
     out.append((f"{label}: start to READY=1, a restart", f"{ready:.2f} s", "", "", "≤ 2 s"))
     out.append((f"{label}: peak RSS, a restart", f"{rss / 1024:.1f} MiB", "", "", "≤ 128 MiB"))
     out.append((f"{label}: requests made", f"{nginx.requests() - before}", "", "", "0"))

@@ -42,20 +42,4 @@ struct DaemonPartsTests {
         #expect(!stoppedAnswered)
         control.shutdown()
     }
-
-    @Test("Given a start-up, when the first scan's albums are decided on, then the stamps read ahead are dropped")
-    func stampsReadAheadAreDroppedAfterTheFirstScan() throws {
-        // Given
-        let directory = TestDirectory()
-        let parts = try makeParts(in: directory)
-        defer { parts.shutDown() }
-        #expect(!parts.coordinator.stamps.isDropped)
-
-        // When
-        parts.watcher.start()
-        parts.coordinator.drain()
-
-        // Then
-        #expect(parts.coordinator.stamps.isDropped)
-    }
 }

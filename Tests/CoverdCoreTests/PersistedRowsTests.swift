@@ -103,19 +103,6 @@ struct PersistedRowsTests {
         #expect(persisted.packedBytes * 2 < unpacked, "\(persisted.packedBytes) packed against \(unpacked)")
     }
 
-    @Test func givenRowsLoadedOutOfOrderWithADuplicateWhenClaimedThenEachReportsItsPlaceInTheLoad() {
-        // Given: loaded as m, c, m again (dropped by the sort, the first kept), a
-        var persisted = PersistedRows()
-        let numbers = [row("m"), row("c"), row("m"), row("a")].map { persisted.append($0) }
-        // When
-        let a = persisted.claimNumbered(AlbumID(trusted: "a"))?.loaded
-        let c = persisted.claimNumbered(AlbumID(trusted: "c"))?.loaded
-        let m = persisted.claimNumbered(AlbumID(trusted: "m"))?.loaded
-        // Then
-        #expect(numbers == [0, 1, 2, 3])
-        #expect([a, c, m] == [3, 1, 0])
-    }
-
     @Test func givenRowsClaimedInRandomOrderWhenClaimedThenClaimsAndLeftoversMatchAPlainModel() {
         // Given: rows loaded in id order (as the index gives them) or out of
         // order with repeats; claims in a random order with repeats and strangers
@@ -125,20 +112,15 @@ struct PersistedRowsTests {
             if round % 2 == 0 { ids = Set(ids).sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) } }
             var persisted = PersistedRows()
             var model: [String: IndexRow] = [:]
-            var numbers: [String: Int] = [:]
             for (index, id) in ids.enumerated() {
-                let loaded = persisted.append(row(id, record: "/r/\(index % 3).json"))
-                if model[id] == nil {
-                    model[id] = row(id, record: "/r/\(index % 3).json")
-                    numbers[id] = loaded
-                }
+                persisted.append(row(id, record: "/r/\(index % 3).json"))
+                if model[id] == nil { model[id] = row(id, record: "/r/\(index % 3).json") }
             }
             // When / Then
             for _ in 0..<Int.random(in: 0...900, using: &generator) {
                 let id = "id\(Int.random(in: 0..<520, using: &generator))"
-                let claimed = persisted.claimNumbered(AlbumID(trusted: id))
-                #expect(claimed?.row == model[id], "round \(round)")
-                #expect(claimed?.loaded == (claimed == nil ? nil : numbers[id]), "round \(round)")
+                let claimed = persisted.claim(AlbumID(trusted: id))
+                #expect(claimed == model[id], "round \(round)")
                 model[id] = nil
                 #expect(persisted.unclaimedCount == model.count, "round \(round)")
             }

@@ -10,11 +10,11 @@ final class FakeCoverFiles: CoverFiles {
     var discarded: [String] = []
     var failCommits = false
     var room = true
-    /// The load number each check was given.
-    var loads: [AlbumID: Int?] = [:]
+    /// The albums whose files were checked, in order.
+    var checked: [AlbumID] = []
 
-    func check(_ id: AlbumID, expected row: IndexRow?, loaded: Int?) -> CachedFileCheck {
-        loads[id] = loaded
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
+        checked.append(id)
         guard let stamp = files[id] else { return .missing }
         return invalid.contains(id) ? .invalid("bad CRC") : .valid(stamp)
     }
@@ -103,20 +103,6 @@ struct SyncPlannerTests {
         #expect(effects.fetches.isEmpty)
         #expect(effects.posted(AlbumsAdded.self).isEmpty)
         #expect(planner.summary.cached == 1)
-    }
-
-    @Test("Given cached rows from the index, when their albums are seen, then each check is given its row's place in the load")
-    mutating func checksCarryTheLoadNumber() throws {
-        // Given: y then x in the load, valid files for both
-        let x = try album("x"), y = try album("y")
-        for album in [x, y] { files.files[album.id] = FileStamp(bytes: 10, mtime: 1) }
-        #expect(planner.remember(IndexRow(album: y, state: .cached, updatedAt: now)) == 0)
-        #expect(planner.remember(IndexRow(album: x, state: .cached, updatedAt: now)) == 1)
-        // When
-        _ = planner.update([x, y], now: now, files: files)
-        // Then
-        #expect(files.loads[x.id] == .some(1))
-        #expect(files.loads[y.id] == .some(0))
     }
 
     @Test("Given a cached row whose file vanished, when the album is seen, then it is fetched again")

@@ -70,4 +70,42 @@ struct CrashSafetyTests {
         #expect(world.strayFiles().isEmpty)
         print("crash safety: \(storedBeforeKills.count) covers stored before the kills, none downloaded again; \(counts.values.reduce(0, +)) requests for 1,000 covers")
     }
+
+    @Test("Given covers cached, when one is deleted and one cut short while coverd is stopped, then after a restart both are fetched again, each named in the log, and no other cover is requested")
+    func coversDamagedWhileStopped() throws {
+        // Given
+        let world = try World()
+        var pngs: [String: [UInt8]] = [:]
+        var albums: [String] = []
+        for index in 0..<12 {
+            pngs["c\(index)"] = try world.cover("c\(index).png", seed: index + 3)
+            albums.append(world.album("Album \(index)", world.server.url("c\(index).png")))
+        }
+        try world.record("a.json", "[" + albums.joined(separator: ",") + "]")
+        let first = try world.startDaemon()
+        let ids = try first.waitForStatus("twelve cached") { $0.cached == 12 }.entries.map(\.id).sorted()
+        #expect(try first.stop() == 0)
+        try world.server.resetCounts()
+
+        // When: one cover deleted, another cut to half its length
+        let deleted = ids[2], cut = ids[7]
+        try FileManager.default.removeItem(atPath: world.coverPath(deleted))
+        let original = try #require(readBytes(world.coverPath(cut)))
+        try Data(original.prefix(original.count / 2)).write(to: URL(fileURLWithPath: world.coverPath(cut)))
+        let second = try world.startDaemon()
+        try second.waitUntilReady()
+
+        // Then
+        try waitUntil("both covers fetched again") {
+            readBytes(world.coverPath(deleted)) != nil && readBytes(world.coverPath(cut)) == original
+        }
+        try second.waitForStatus("twelve cached again") { $0.cached == 12 }
+        try waitUntil("the check's summary in the log") { second.log.contains("covers the index lists as cached") }
+        #expect(second.log.contains("cached cover of album \(deleted) at \(world.coverPath(deleted)) was missing"))
+        #expect(second.log.contains("cached cover of album \(cut) at \(world.coverPath(cut)) was corrupt"))
+        #expect(second.log.contains(": 2 to fetch again"))
+        #expect(try world.server.requests().total == 2)
+        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)
+        #expect(try second.stop() == 0)
+    }
 }

@@ -113,6 +113,22 @@ public struct CoverFailed: BusMessage {
     public var retryAt: Date?
 }
 
+/// A cover the daemon held as cached was found missing or corrupt on the
+/// disk (by the check after the first scan, or on reload); it is fetched again.
+public struct CachedCoverLost: BusMessage {
+    public var album: Album
+    public var path: String
+    public var reason: String
+}
+
+/// The check after the first scan is done: every cover that scan took as
+/// cached on the index's word has been looked at on the disk.
+public struct CachedCoversChecked: BusMessage {
+    public var checked: Int
+    public var lost: Int
+    public var duration: Duration
+}
+
 /// The counts behind `status` and systemd's `STATUS=` line.
 public struct SyncSummary: Sendable, Equatable {
     public var albums: Int

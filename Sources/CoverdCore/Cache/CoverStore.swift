@@ -151,22 +151,20 @@ public struct CoverStore: Sendable {
     /// The stamps of many covers at once, one for each name in order, looked up
     /// by name in the directory, opened once per call, rather than each by
     /// its full path: the kernel then walks one name per cover instead of
-    /// every directory above it too. (Most of a cold start's lookups go to
-    /// searching the directory and reading inodes, which this does not
-    /// change: the start-up after a cache drop moved within the noise.) Nil
-    /// for a name `names` leaves out. Without the directory every stamp is
-    /// nil; if it cannot be opened otherwise, each is looked up by its path.
+    /// every directory above it too. (Most of the lookups after a cache drop
+    /// go to searching the directory and reading inodes, which this does not
+    /// change.) Without the directory every stamp is nil; if it cannot be
+    /// opened otherwise, each is looked up by its path.
     func stamps(of names: CoverFileNames) -> [FileStamp?] {
         let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD < 0 && (errno == ENOENT || errno == ENOTDIR) { return names.mapNames { _, _ in nil } }
+        if directoryFD < 0 && (errno == ENOENT || errno == ENOTDIR) { return names.mapNames { _ in nil } }
         defer { if directoryFD >= 0 { close(directoryFD) } }
         return stamps(of: names, in: directoryFD >= 0 ? directoryFD : nil)
     }
 
     /// `stamps(of:)` in the open directory `directoryFD`, or by path when nil.
     func stamps(of names: CoverFileNames, in directoryFD: Int32?) -> [FileStamp?] {
-        names.mapNames { name, included in
-            guard included else { return nil }
+        names.mapNames { name in
             guard let directoryFD else { return stamp(atPath: join(directory, String(cString: name))) }
             var info = stat()
             return fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? Self.stamp(of: info) : nil

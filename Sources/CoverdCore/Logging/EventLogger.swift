@@ -70,6 +70,17 @@ public final class EventLogger: Sendable {
                     metadata: metadata)
             },
             on(CoverFailed.self) { EventLogger.log(logger, $0) },
+            on(CachedCoverLost.self) { message in
+                logger.warning(
+                    "cached cover of album \(message.album.id) at \(message.path) \(message.reason); fetching it again",
+                    metadata: ["album_id": "\(message.album.id)", "record": "\(message.album.record)",
+                               "url": "\(message.album.coverURL)", "error": "\(message.reason)"])
+            },
+            on(CachedCoversChecked.self) { message in
+                logger.info(
+                    "checked the \(message.checked) covers the index lists as cached in \(message.duration.milliseconds) ms: \(message.lost) to fetch again",
+                    metadata: ["duration_ms": "\(message.duration.milliseconds)"])
+            },
             on(OperationFailed.self) { message in
                 let text: Logger.Message = "cannot \(message.operation): \(message.error)"
                 switch message.severity {

@@ -11,8 +11,13 @@ enum MallocSettings {
         // reused by another: with bodies allocated on the transfer thread and
         // freed on the workers, peak RSS during a 10,000-cover sync was
         // 89.6 MiB with the default and 73.9 MiB with one arena, at no cost in
-        // speed. Two keep the coordinator and a worker from queueing on one lock.
-        _ = coverd_set_malloc_arena_max(2)
+        // speed. Three, not two: the first scan parses on the main thread and
+        // a Dispatch worker, and a worker that found the second arena taken
+        // shared the main thread's and queued on its lock: restarts over
+        // 100,000 albums took 0.97–1.34 s to READY (median 1.31) with two and
+        // 0.70–1.04 s (median 0.86) with three, five runs each. A full sync's
+        // peak was 55.0–55.5 MiB with three, 51.5–54.1 with two, four runs each.
+        _ = coverd_set_malloc_arena_max(3)
         // Blocks of 1 MiB and more get pages of their own, handed back to the
         // kernel when freed. glibc's default threshold rises to the size of
         // each such block freed (up to 32 MiB), after which the start-up's

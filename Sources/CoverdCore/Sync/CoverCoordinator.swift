@@ -11,26 +11,26 @@ import Synchronization
 /// fetch completions and prepared files hop back onto it. Validation and
 /// writing run on a few worker queues so a slow disk never delays decisions.
 public final class CoverCoordinator: Sendable {
-    private let bus: EventBus
-    private let fetcher: any CoverFetching
-    private let index: CoverIndex
-    private let writer: IndexWriter
+    let bus: EventBus
+    let fetcher: any CoverFetching
+    let index: CoverIndex
+    let writer: IndexWriter
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
-    let stamps: CoverStampPrefetch
-    private let queue = DispatchQueue(label: "coverd.coordinator")
+    let audit: CachedCoverAudit
+    let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
     /// so a slow decode never holds up plain PNGs; at most one per core (and
     /// at most four), because each may hold a full-size decoded image.
     private let decoders: DecodePool
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progressTimer: Mutex<QueueTimer?> = Mutex(nil)
     private static let progressInterval: Duration = .milliseconds(100)
 
-    private struct State {
+    struct State {
         var planner: SyncPlanner
         var configuration: Configuration
         var scheduledWakeUp: Date?
@@ -56,7 +56,7 @@ public final class CoverCoordinator: Sendable {
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
         flushes = FlushBatcher(directory: store.directory)
-        stamps = CoverStampPrefetch(store: store)
+        audit = CachedCoverAudit(store: store)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
@@ -66,7 +66,9 @@ public final class CoverCoordinator: Sendable {
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
     public func start() throws(IndexError) {
-        try state.withLock { state throws(IndexError) in try stamps.readAhead(index, into: &state.planner) }
+        try state.withLock { state throws(IndexError) in
+            try index.forEachRow(expecting: { state.planner.expectRows($0) }) { state.planner.remember($0) }
+        }
         let observations = [
             bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
                 self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
@@ -102,6 +104,7 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
+        audit.cancel()
         decoders.cancelWaiting()
         queue.sync {
             timer.withLock { $0?.cancel() }
@@ -134,12 +137,12 @@ public final class CoverCoordinator: Sendable {
     // MARK: Running the planner
 
     /// Runs one planner step on the coordinator's queue and performs its effects.
-    private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+    func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let (effects, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
             let files = StoreCoverFiles(
                 store: store, directorySync: directorySync, limits: state.configuration.images,
-                maxBytes: state.configuration.fetch.maxBytes, prefetched: stamps)
+                maxBytes: state.configuration.fetch.maxBytes)
             let effects = step(&state.planner, files, Date())
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
@@ -256,39 +259,6 @@ public final class CoverCoordinator: Sendable {
                 // A body no longer wanted (its albums went away meanwhile) is dropped here.
                 if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
             }
-        }
-    }
-
-    // MARK: Scans and reloads
-
-    private func scanCompleted(_ message: RecordScanCompleted) {
-        run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
-        if message.reason == .startup { stamps.drop() }  // Every decision of the first scan is made.
-        guard message.reason == .reload else { return }
-        // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
-        let flagged: Set<AlbumID>
-        writer.flush()
-        do {
-            flagged = try index.uncachedIDs()
-        } catch {
-            bus.post(OperationFailed(operation: "read the index for reload", error: error.description))
-            flagged = []
-        }
-        run { planner, files, now in
-            let cached = flagged.filter { planner.tracked[$0]?.state == .cached }
-            return planner.retryAll(now: now, files: files, flagged: cached)
-        }
-    }
-
-    private func reconfigure(_ configuration: Configuration) {
-        do {
-            try fetcher.apply(configuration.fetch)
-        } catch {
-            bus.post(OperationFailed(operation: "apply the new fetch settings", error: error.description))
-        }
-        state.withLock { state in
-            state.configuration = configuration
-            state.planner.policy = configuration.retry
         }
     }
 }

@@ -13,9 +13,6 @@ struct PersistedRows {
     /// Where each row starts in `buffer`.
     private var starts: [UInt32] = []
     private var claimed: [Bool] = []
-    /// Each row's place in the order it was loaded (sorting by id may change its position).
-    private var loadOrder: [UInt32] = []
-    private var loadedCount = 0
     /// Record paths, each stored once; rows refer to them by index.
     private var records: [String] = []
     private var recordIndex: [String: Int] = [:]
@@ -30,19 +27,17 @@ struct PersistedRows {
     }
 
     /// Bytes the packed rows take (for tests and diagnostics).
-    var packedBytes: Int { buffer.count + (starts.count + loadOrder.count) * MemoryLayout<UInt32>.stride + claimed.count }
+    var packedBytes: Int { buffer.count + starts.count * MemoryLayout<UInt32>.stride + claimed.count }
 
     mutating func reserve(_ count: Int) {
         buffer.reserveCapacity(count * 112)  // A little over a typical row, so loading rarely regrows it.
         starts.reserveCapacity(count)
         claimed.reserveCapacity(count)
-        loadOrder.reserveCapacity(count)
     }
 
     /// Adds a row; rows arriving in id order (as the index returns them) need
-    /// no sorting. Returns its number in the load order (0, 1, 2…).
-    @discardableResult
-    mutating func append(_ row: IndexRow) -> Int {
+    /// no sorting.
+    mutating func append(_ row: IndexRow) {
         let record: Int
         if let known = recordIndex[row.record] {
             record = known
@@ -55,29 +50,20 @@ struct PersistedRows {
         precondition(start <= Int(UInt32.max), "index rows beyond 4 GiB packed")
         PackedRowCoding.encode(row, recordIndex: record, into: &buffer)
         if let last = starts.last, compareIDs(Int(last), start) >= 0 { sorted = false }
-        loadOrder.append(UInt32(loadedCount))
-        loadedCount += 1
         starts.append(UInt32(start))
         claimed.append(false)
         unclaimedCount += 1
-        return loadedCount - 1
     }
 
     /// The row for `id`, if it is still unclaimed; it is claimed by this call.
     mutating func claim(_ id: AlbumID) -> IndexRow? {
-        claimNumbered(id)?.row
-    }
-
-    /// The same, with the row's place in the order the rows were loaded
-    /// (the number `CoverStampPrefetch` knows its cover's stamp by).
-    mutating func claimNumbered(_ id: AlbumID) -> (row: IndexRow, loaded: Int)? {
         guard unclaimedCount > 0 else { return nil }
         sortIfNeeded()
         var raw = id.rawValue
         guard let index = raw.withUTF8({ position(of: $0) }), !claimed[index] else { return nil }
         claimed[index] = true
         unclaimedCount -= 1
-        return (PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records), Int(loadOrder[index]))
+        return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
     }
 
     /// Every unclaimed row, in id order; afterwards the store is empty.
@@ -99,15 +85,12 @@ struct PersistedRows {
         }
         var keptStarts: [UInt32] = []
         var keptClaims: [Bool] = []
-        var keptOrder: [UInt32] = []
         for index in order where keptStarts.last.map({ compareIDs(Int($0), Int(starts[index])) != 0 }) ?? true {
             keptStarts.append(starts[index])
             keptClaims.append(claimed[index])
-            keptOrder.append(loadOrder[index])
         }
         starts = keptStarts
         claimed = keptClaims
-        loadOrder = keptOrder
         unclaimedCount = claimed.filter { !$0 }.count
         sorted = true
     }

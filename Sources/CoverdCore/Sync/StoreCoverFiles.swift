@@ -4,19 +4,11 @@ struct StoreCoverFiles: CoverFiles, Sendable {
     let directorySync: DirectorySync
     let limits: ImageLimits
     let maxBytes: Int
-    /// Stamps read ahead during the start-up.
-    var prefetched: CoverStampPrefetch?
 
     /// An unchanged file (same size and mtime as the index recorded) is
-    /// trusted without reading it, so a restart over 100,000 cached covers
-    /// costs 100,000 lookups of a file's size and mtime, most of them read
-    /// ahead on another core. A stamp read ahead is used only when it shows
-    /// the file unchanged; otherwise the disk is asked again, and a file
-    /// whose stamp differs there too is read and validated.
-    func check(_ id: AlbumID, expected row: IndexRow?, loaded: Int?) -> CachedFileCheck {
-        if let row, let loaded, let ahead = prefetched?.take(loaded), row.bytes == ahead.bytes, row.fileMTime == ahead.mtime {
-            return .valid(ahead)
-        }
+    /// trusted without reading it; a file whose stamp differs is read and
+    /// validated.
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
         guard let stamp = store.stamp(for: id) else { return .missing }
         if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return .valid(stamp) }
         let bytes: [UInt8]

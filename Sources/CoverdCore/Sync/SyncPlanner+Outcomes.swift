@@ -119,36 +119,6 @@ extension SyncPlanner {
         return effects
     }
 
-    /// On reload: every waiting job starts now, and cached files that went
-    /// missing or were found corrupt (by `coverd verify`) are fetched again.
-    public mutating func retryAll(now: Date, files: some CoverFiles, flagged: Set<AlbumID>) -> [SyncEffect] {
-        var effects: [SyncEffect] = []
-        for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
-        for id in tracked.keys.sorted() {
-            guard var entry = tracked[id], entry.state == .cached else { continue }
-            let expected = flagged.contains(id) ? nil : row(for: id, now: now)
-            switch files.check(id, expected: expected) {
-            case .valid(let stamp):
-                if stamp != entry.stamp || flagged.contains(id) {
-                    entry.stamp = stamp
-                    tracked[id] = entry
-                    effects.append(.index(.upsert(row(for: id, now: now))))
-                }
-                continue
-            case .missing:
-                entry.error = "cached cover was missing"
-            case .invalid(let reason):
-                entry.error = "cached cover was corrupt: \(reason)"
-            }
-            entry.stamp = nil
-            setState(&entry, .pending)
-            tracked[id] = entry
-            effects.append(.index(.upsert(row(for: id, now: now))))
-            attach(id, to: entry.album.coverURL, now: now, effects: &effects)
-        }
-        return effects
-    }
-
     /// Records a failed attempt for every album waiting on `url` and schedules the next one.
     private mutating func fail(
         _ url: CoverURL, message: String, permanent: Bool, retryAfter: Duration?, httpStatus: Int?,

@@ -17,6 +17,10 @@ public struct SyncPlanner {
     /// a copy, not a download. Built the first time an album needs a cover
     /// (nil until then): a restart over a fully cached library never needs it.
     var cachedByURL: [CoverURL: AlbumIDGroup]?
+    /// Albums the first scan took as cached on the index's word alone (its
+    /// stamp, without a look at the file), for the check after READY
+    /// (`takeUnchecked`, `checkCached`).
+    private(set) var unchecked: [AlbumID] = []
     private(set) var summary = SyncSummary()
     var policy: RetryPolicy
     var random: () -> Double
@@ -38,13 +42,19 @@ public struct SyncPlanner {
     public mutating func expectRows(_ count: Int) {
         tracked.reserveCapacity(count)
         persisted.reserve(count)
+        unchecked.reserveCapacity(count)
     }
 
-    /// One row the index remembers (rows come in id order at start-up);
-    /// returns its number in the load order, as `claimNumbered` reports it.
-    @discardableResult
-    public mutating func remember(_ row: IndexRow) -> Int {
+    /// One row the index remembers (rows come in id order at start-up).
+    public mutating func remember(_ row: IndexRow) {
         persisted.append(row)
+    }
+
+    /// The albums taken as cached without a look at their files; the list is
+    /// emptied. The caller checks each with `checkCached`.
+    public mutating func takeUnchecked() -> [AlbumID] {
+        defer { unchecked = [] }
+        return unchecked
     }
 
     /// The earliest time a waiting job is due, if any.
@@ -87,9 +97,9 @@ public struct SyncPlanner {
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
             }
-            let previous = persisted.claimNumbered(album.id)
+            let previous = persisted.claim(album.id)
             if previous == nil { added.append(album) }
-            track(album, previous: previous?.row, loaded: previous?.loaded, now: now, files: files, effects: &effects)
+            track(album, previous: previous, trustingIndex: true, now: now, files: files, effects: &effects)
         }
         if !added.isEmpty { effects.append(.post(AlbumsAdded(albums: added))) }
         return effects
@@ -118,7 +128,7 @@ public struct SyncPlanner {
         var effects: [SyncEffect] = []
         for row in persisted.takeUnclaimed() {
             if scan.isUnreadable(row.record), let album = row.album {
-                track(album, previous: row, loaded: nil, now: now, files: files, effects: &effects)
+                track(album, previous: row, trustingIndex: false, now: now, files: files, effects: &effects)
                 tracked[row.id]?.restored = true
                 continue
             }
@@ -145,7 +155,8 @@ public struct SyncPlanner {
     // MARK: Starting an album
 
     private mutating func track(
-        _ album: Album, previous: IndexRow?, loaded: Int?, now: Date, files: some CoverFiles, effects: inout [SyncEffect]
+        _ album: Album, previous: IndexRow?, trustingIndex: Bool, now: Date, files: some CoverFiles,
+        effects: inout [SyncEffect]
     ) {
         var entry = TrackedAlbum(album: album, state: .pending)
         adjust(.pending, by: 1)
@@ -167,8 +178,15 @@ public struct SyncPlanner {
         entry.httpStatus = row.httpStatus
         // A cached row, or a pending one whose file was renamed into place
         // just before a crash: a valid file on disk is adopted, not fetched.
+        // In the first scan a cached row's stamp is believed, and its file
+        // looked at after READY: a `stat` of 100,000 covers the kernel has
+        // not cached took most of a cold start.
         let expected = row.state == .cached ? row : nil
-        if row.state != .failed, case .valid(let stamp) = files.check(album.id, expected: expected, loaded: loaded) {
+        let believed = trustingIndex ? expected?.stamp : nil
+        if believed != nil { unchecked.append(album.id) }
+        if row.state != .failed,
+            case .valid(let stamp) = believed.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
+        {
             entry.stamp = stamp
             entry.error = nil
             entry.attempts = 0

@@ -68,23 +68,14 @@ public enum CachedFileCheck: Sendable, Equatable {
 /// downloads, writing) happens elsewhere, through `.prepare`.
 public protocol CoverFiles {
     /// Whether `<id>.png` is a valid cover; `row` says what the index expects,
-    /// so an unchanged file (same size and mtime) need not be read. `loaded`
-    /// is the row's place in the start-up's load order, when it has one: its
-    /// cover's stamp may have been read ahead under that number.
-    func check(_ id: AlbumID, expected row: IndexRow?, loaded: Int?) -> CachedFileCheck
+    /// so an unchanged file (same size and mtime) need not be read.
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
     func path(for id: AlbumID) -> String
     /// Whether a cover of `bytes` can be written now (a full disk has been freed).
     func hasRoom(for bytes: Int) -> Bool
-}
-
-extension CoverFiles {
-    /// A check with no stamp read ahead: the disk is asked.
-    public func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
-        check(id, expected: row, loaded: nil)
-    }
 }
 
 /// One download shared by every album with the same URL.
