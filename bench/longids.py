@@ -58,7 +58,8 @@ def prepare(scale_base, base, albums):
 
 
 def rows(bench, binary, nginx, albums=100_000):
-    """The long-id rows: READY after a page-cache drop and on a restart, the peak RSS of each, requests."""
+    """The long-id rows: READY after a page-cache drop and on a restart, the end of the check of
+    the cached covers after the drop, the peak RSS of each, requests."""
     base = os.path.join(bench.WORK, "scale-long-ids")
     prepare(os.path.join(bench.WORK, "scale"), base, albums)
     records, cache = os.path.join(base, "albums"), os.path.join(base, "cache")

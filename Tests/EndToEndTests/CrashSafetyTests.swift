@@ -95,14 +95,21 @@ struct CrashSafetyTests {
         let second = try world.startDaemon()
         try second.waitUntilReady()
 
-        // Then
-        try waitUntil("both covers fetched again") {
-            readBytes(world.coverPath(deleted)) != nil && readBytes(world.coverPath(cut)) == original
+        // Then: the index said all twelve were cached at READY; the check after it finds the two
+        try waitUntil("both covers cached again") {
+            second.log.contains("cached cover for album \(deleted):") && second.log.contains("cached cover for album \(cut):")
         }
-        try second.waitForStatus("twelve cached again") { $0.cached == 12 }
+        let rows = try second.waitForStatus("all twelve cached without an error") { snapshot in
+            snapshot.entries.count == 12 && snapshot.entries.allSatisfy { $0.state == "cached" && $0.error == nil }
+        }.entries
+        #expect(readBytes(world.coverPath(cut)) == original)
+        let served = rows.first { $0.id == deleted }.map { String($0.coverURL.split(separator: "/").last ?? "").replacingOccurrences(of: ".png", with: "") }
+        #expect(readBytes(world.coverPath(deleted)) == served.flatMap { pngs[$0] })
         try waitUntil("the check's summary in the log") { second.log.contains("covers the index lists as cached") }
-        #expect(second.log.contains("cached cover of album \(deleted) at \(world.coverPath(deleted)) was missing"))
-        #expect(second.log.contains("cached cover of album \(cut) at \(world.coverPath(cut)) was corrupt"))
+        #expect(second.log.contains("cached cover was missing: album \(deleted) at \(world.coverPath(deleted)); fetching it again"))
+        #expect(second.log.contains("cached cover was corrupt: "))
+        #expect(second.log.contains("album \(cut) at \(world.coverPath(cut)); fetching it again"))
+        #expect(second.log.contains("checked the 12 covers the index lists as cached in "))
         #expect(second.log.contains(": 2 to fetch again"))
         #expect(try world.server.requests().total == 2)
         #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)

@@ -113,18 +113,25 @@ public struct CoverFailed: BusMessage {
     public var retryAt: Date?
 }
 
-/// A cover the daemon held as cached was found missing or corrupt on the
-/// disk (by the check after the first scan, or on reload); it is fetched again.
-public struct CachedCoverLost: BusMessage {
-    public var album: Album
-    public var path: String
-    public var reason: String
+/// Covers the daemon held as cached that were found missing or corrupt on
+/// the disk (by the check after the first scan, or on reload), from one
+/// decision step; each is fetched again.
+public struct CachedCoversLost: BusMessage {
+    public struct Cover: Sendable {
+        public var album: Album
+        public var path: String
+        /// Says what was wrong, as the index's error does: "cached cover was missing".
+        public var reason: String
+    }
+
+    public var covers: [Cover]
 }
 
 /// The check after the first scan is done: every cover that scan took as
-/// cached on the index's word has been looked at on the disk.
+/// cached on the index's word and the planner still held as cached (`compared`)
+/// was looked at on the disk, and `lost` of them are fetched again.
 public struct CachedCoversChecked: BusMessage {
-    public var checked: Int
+    public var compared: Int
     public var lost: Int
     public var duration: Duration
 }

@@ -260,4 +260,10 @@ extension IndexRow {
         self.httpStatus = httpStatus
         self.updatedAt = updatedAt
     }
+
+    /// The cover file's size and modification time when the row was written, if it has them.
+    var stamp: FileStamp? {
+        guard let bytes, let fileMTime else { return nil }
+        return FileStamp(bytes: bytes, mtime: fileMTime)
+    }
 }

@@ -138,44 +138,6 @@ public struct CoverStore: Sendable {
         unlink(path(for: id)) == 0
     }
 
-    public func stamp(for id: AlbumID) -> FileStamp? {
-        stamp(atPath: path(for: id))
-    }
-
-    private func stamp(atPath path: String) -> FileStamp? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return Self.stamp(of: info)
-    }
-
-    /// The stamps of many covers at once, one for each name in order, looked up
-    /// by name in the directory, opened once per call, rather than each by
-    /// its full path: the kernel then walks one name per cover instead of
-    /// every directory above it too. (Most of the lookups after a cache drop
-    /// go to searching the directory and reading inodes, which this does not
-    /// change.) Without the directory every stamp is nil; if it cannot be
-    /// opened otherwise, each is looked up by its path.
-    func stamps(of names: CoverFileNames) -> [FileStamp?] {
-        let directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directoryFD < 0 && (errno == ENOENT || errno == ENOTDIR) { return names.mapNames { _ in nil } }
-        defer { if directoryFD >= 0 { close(directoryFD) } }
-        return stamps(of: names, in: directoryFD >= 0 ? directoryFD : nil)
-    }
-
-    /// `stamps(of:)` in the open directory `directoryFD`, or by path when nil.
-    func stamps(of names: CoverFileNames, in directoryFD: Int32?) -> [FileStamp?] {
-        names.mapNames { name in
-            guard let directoryFD else { return stamp(atPath: join(directory, String(cString: name))) }
-            var info = stat()
-            return fstatat(directoryFD, name, &info, AT_SYMLINK_NOFOLLOW) == 0 ? Self.stamp(of: info) : nil
-        }
-    }
-
-    private static func stamp(of info: stat) -> FileStamp? {
-        guard info.st_mode & S_IFMT == S_IFREG else { return nil }
-        return FileStamp(bytes: Int(info.st_size), mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
-    }
-
     public func read(_ id: AlbumID, limit: Int) throws(FileReadError) -> [UInt8] {
         try readRegularFile(path(for: id), limit: limit)
     }

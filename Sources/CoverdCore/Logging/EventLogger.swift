@@ -70,15 +70,10 @@ public final class EventLogger: Sendable {
                     metadata: metadata)
             },
             on(CoverFailed.self) { EventLogger.log(logger, $0) },
-            on(CachedCoverLost.self) { message in
-                logger.warning(
-                    "cached cover of album \(message.album.id) at \(message.path) \(message.reason); fetching it again",
-                    metadata: ["album_id": "\(message.album.id)", "record": "\(message.album.record)",
-                               "url": "\(message.album.coverURL)", "error": "\(message.reason)"])
-            },
+            on(CachedCoversLost.self) { EventLogger.log(logger, $0) },
             on(CachedCoversChecked.self) { message in
                 logger.info(
-                    "checked the \(message.checked) covers the index lists as cached in \(message.duration.milliseconds) ms: \(message.lost) to fetch again",
+                    "checked the \(message.compared) covers the index lists as cached in \(message.duration.milliseconds) ms: \(message.lost) to fetch again",
                     metadata: ["duration_ms": "\(message.duration.milliseconds)"])
             },
             on(OperationFailed.self) { message in
@@ -124,6 +119,24 @@ public final class EventLogger: Sendable {
         }
         let line = message.detail.isEmpty ? text : "\(text): \(message.detail)"
         logger.notice("\(line)", metadata: ["event": "\(message.phase.rawValue)"])
+    }
+
+    /// One warning per cover, or, for a whole cache gone at once, one warning
+    /// and each cover at debug: 100,000 lines would crowd out everything else
+    /// (journald drops a service's lines beyond its rate limit).
+    private static func log(_ logger: Logger, _ message: CachedCoversLost) {
+        let each: Logger.Level = message.covers.count > bulk ? .debug : .warning
+        if each == .debug {
+            logger.warning(
+                "\(message.covers.count) cached covers were missing or corrupt; fetching them again",
+                metadata: ["error": "cached covers missing or corrupt"])
+        }
+        for cover in message.covers {
+            logger.log(
+                level: each, "\(cover.reason): album \(cover.album.id) at \(cover.path); fetching it again",
+                metadata: ["album_id": "\(cover.album.id)", "record": "\(cover.album.record)",
+                           "url": "\(cover.album.coverURL)", "error": "\(cover.reason)"])
+        }
     }
 
     private static func log(_ logger: Logger, _ message: CoverFailed) {

@@ -11,34 +11,28 @@ import Synchronization
 /// fetch completions and prepared files hop back onto it. Validation and
 /// writing run on a few worker queues so a slow disk never delays decisions.
 public final class CoverCoordinator: Sendable {
-    let bus: EventBus
-    let fetcher: any CoverFetching
-    let index: CoverIndex
-    let writer: IndexWriter
+    private let bus: EventBus
+    private let fetcher: any CoverFetching
+    private let index: CoverIndex
+    private let writer: IndexWriter
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
-    let audit: CachedCoverAudit
-    let queue = DispatchQueue(label: "coverd.coordinator")
+    private let cachedCovers: CachedCoverCheck
+    private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
     /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
     /// so a slow decode never holds up plain PNGs; at most one per core (and
     /// at most four), because each may hold a full-size decoded image.
     private let decoders: DecodePool
-    let state: Mutex<State>
+    private let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
-    private let progressTimer: Mutex<QueueTimer?> = Mutex(nil)
-    private static let progressInterval: Duration = .milliseconds(100)
+    private let progress: ProgressThrottle
 
-    struct State {
+    private struct State {
         var planner: SyncPlanner
         var configuration: Configuration
         var scheduledWakeUp: Date?
-        /// What observers were last told, and when: progress goes out at most
-        /// every `progressInterval` while covers are pending, at once when none is.
-        var postedSummary: SyncSummary?
-        var postedAt: ContinuousClock.Instant?
-        var progressTimerArmed = false
         var observations: [ObservationToken] = []
         var stopped = false
     }
@@ -56,7 +50,8 @@ public final class CoverCoordinator: Sendable {
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
         flushes = FlushBatcher(directory: store.directory)
-        audit = CachedCoverAudit(store: store)
+        cachedCovers = CachedCoverCheck()
+        progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
@@ -92,7 +87,6 @@ public final class CoverCoordinator: Sendable {
             self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
         }
         timer.withLock { $0 = rearming }
-        progressTimer.withLock { $0 = QueueTimer(queue: queue) { [weak self] in self?.postProgress(fromTimer: true) } }
     }
 
     /// Stops taking work and waits until decisions in flight are done. The
@@ -104,11 +98,12 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
-        audit.cancel()
         decoders.cancelWaiting()
         queue.sync {
+            // On the queue: a check's decision is either done or never starts.
+            cachedCovers.cancel()
             timer.withLock { $0?.cancel() }
-            progressTimer.withLock { $0?.cancel() }
+            progress.cancel()
         }
     }
 
@@ -137,47 +132,26 @@ public final class CoverCoordinator: Sendable {
     // MARK: Running the planner
 
     /// Runs one planner step on the coordinator's queue and performs its effects.
-    func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+    private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
-        let (effects, wakeUp, changedWakeUp, configuration, stopped) = state.withLock { state in
-            let files = StoreCoverFiles(
-                store: store, directorySync: directorySync, limits: state.configuration.images,
-                maxBytes: state.configuration.fetch.maxBytes)
-            let effects = step(&state.planner, files, Date())
+        let (effects, wakeUp, changedWakeUp, configuration, stopped, summary) = state.withLock { state in
+            let effects = step(&state.planner, files(state.configuration), Date())
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
             state.scheduledWakeUp = wakeUp
-            return (effects, wakeUp, changed, state.configuration, state.stopped)
+            return (effects, wakeUp, changed, state.configuration, state.stopped, state.planner.summary)
         }
         perform(effects, configuration: configuration, stopped: stopped)
         if changedWakeUp {
             let delay = wakeUp.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSinceNow) * 1000).rounded(.up))) }
             timer.withLock { $0?.arm(after: delay) }
         }
-        postProgress(fromTimer: false)
+        progress.offer(summary)
     }
 
-    /// Posts `SyncProgress` if the summary changed: at once when nothing is
-    /// pending or the last post is old enough, otherwise from a trailing timer.
-    /// Thousands of covers a second would otherwise mean thousands of posts.
-    private func postProgress(fromTimer: Bool) {
-        let now = ContinuousClock.now
-        let (post, wait) = state.withLock { state -> (SyncSummary?, Duration?) in
-            if fromTimer { state.progressTimerArmed = false }
-            let summary = state.planner.summary
-            guard summary != state.postedSummary else { return (nil, nil) }
-            let elapsed = state.postedAt.map { now - $0 } ?? CoverCoordinator.progressInterval
-            if summary.pending == 0 || elapsed >= CoverCoordinator.progressInterval {
-                state.postedSummary = summary
-                state.postedAt = now
-                return (summary, nil)
-            }
-            guard !state.progressTimerArmed else { return (nil, nil) }
-            state.progressTimerArmed = true
-            return (nil, CoverCoordinator.progressInterval - elapsed)
-        }
-        if let post { bus.post(SyncProgress(summary: post)) }
-        if let wait { progressTimer.withLock { $0?.arm(after: wait) } }
+    private func files(_ configuration: Configuration) -> StoreCoverFiles {
+        StoreCoverFiles(
+            store: store, directorySync: directorySync, limits: configuration.images, maxBytes: configuration.fetch.maxBytes)
     }
 
     /// Performs the planner's effects. After `stop()`, no fetch or preparation
@@ -259,6 +233,61 @@ public final class CoverCoordinator: Sendable {
                 // A body no longer wanted (its albums went away meanwhile) is dropped here.
                 if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
             }
+        }
+    }
+
+    // MARK: Scans and reloads
+
+    private func scanCompleted(_ message: RecordScanCompleted) {
+        run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
+        if message.reason == .startup { checkCachedCovers() }
+        guard message.reason == .reload else { return }
+        // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
+        let flagged: Set<AlbumID>
+        writer.flush()
+        do {
+            flagged = try index.uncachedIDs()
+        } catch {
+            bus.post(OperationFailed(operation: "read the index for reload", error: error.description))
+            flagged = []
+        }
+        run { planner, files, now in
+            let cached = flagged.filter { planner.tracked[$0]?.state == .cached }
+            return planner.retryAll(now: now, files: files, flagged: cached)
+        }
+    }
+
+    /// After the first scan: the covers it took as cached on the index's word are looked at (`CachedCoverCheck`).
+    private func checkCachedCovers() {
+        let (ids, coverFiles) = state.withLock { state in (state.planner.takeUnchecked(), files(state.configuration)) }
+        let steps = CachedCoverCheck.Steps(
+            differing: { [weak self] ids, found in
+                self?.state.withLock { $0.planner.differing(ids, found: found) } ?? ([], 0)
+            },
+            settle: { [weak self] ids, verdicts in
+                var lost = 0
+                self?.run { planner, files, now in
+                    let settled = planner.settleChecked(ids, verdicts: verdicts, now: now, files: files)
+                    lost = settled.lost
+                    return settled.effects
+                }
+                return lost
+            },
+            finished: { [bus] compared, lost, duration in
+                bus.post(CachedCoversChecked(compared: compared, lost: lost, duration: duration))
+            })
+        cachedCovers.start(ids, in: coverFiles, target: queue, steps: steps)
+    }
+
+    private func reconfigure(_ configuration: Configuration) {
+        do {
+            try fetcher.apply(configuration.fetch)
+        } catch {
+            bus.post(OperationFailed(operation: "apply the new fetch settings", error: error.description))
+        }
+        state.withLock { state in
+            state.configuration = configuration
+            state.planner.policy = configuration.retry
         }
     }
 }

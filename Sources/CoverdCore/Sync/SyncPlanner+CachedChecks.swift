@@ -1,79 +1,94 @@
 import Foundation
 
-/// Checks of covers the planner holds as cached: after the first scan, which
-/// took them as cached on the index's word (`checkCached`), and on reload
-/// (`retryAll`). A cover found missing or corrupt is fetched again, and
-/// said so on the bus.
+/// Checks of covers the planner holds as cached: those the first scan took
+/// on the index's word (`differing`, then `settleChecked`, driven by
+/// `CachedCoverCheck`), and every one on reload (`retryAll`). A cover found
+/// missing or corrupt is deleted if it is there, fetched again, and said so
+/// on the bus in one message per step.
 extension SyncPlanner {
-    /// Stamps looked up on the disk after the first scan, one for each album
-    /// in `ids` (from `takeUnchecked`); nil where no regular file was found.
-    /// A stamp equal to the album's settles it. Anything else is checked on
-    /// the disk again, now: the file may have been replaced since the lookup
-    /// (a new cover renamed into place), and a valid one is adopted. An album
-    /// no longer cached (withdrawn, changed or refetching meanwhile) is left
-    /// alone. Returns the effects and how many covers are to be fetched again.
-    public mutating func checkCached(
-        _ ids: [AlbumID], stamps: [FileStamp?], now: Date, files: some CoverFiles
-    ) -> (effects: [SyncEffect], lost: Int) {
-        precondition(ids.count == stamps.count, "\(ids.count) albums checked with \(stamps.count) stamps")
-        var effects: [SyncEffect] = []
-        var lost = 0
-        for (id, found) in zip(ids, stamps) {
-            guard let entry = tracked[id], entry.state == .cached, found == nil || found != entry.stamp else { continue }
-            if !recheck(id, flagged: false, now: now, files: files, effects: &effects) { lost += 1 }
+    /// Of `ids`, those the planner still holds as cached whose stamp on the
+    /// disk (`found`, nil where no regular file was) differs from the one it
+    /// holds; and how many of `ids` it still holds as cached. Decides nothing.
+    public func differing(_ ids: [AlbumID], found: [FileStamp?]) -> (ids: [AlbumID], compared: Int) {
+        precondition(ids.count == found.count, "\(ids.count) albums with \(found.count) stamps")
+        var differ: [AlbumID] = []
+        var compared = 0
+        for (id, stamp) in zip(ids, found) {
+            guard let entry = tracked[id], entry.state == .cached else { continue }
+            compared += 1
+            if stamp == nil || stamp != entry.stamp { differ.append(id) }
         }
-        return (effects, lost)
+        return (differ, compared)
+    }
+
+    /// Verdicts on covers whose stamps differed: each file was read and
+    /// validated off the coordinator's queue. A verdict stands if the file
+    /// still has the stamp it was given (a `stat`); a file that changed again
+    /// since is checked on the disk once more, here. An album no longer cached
+    /// (withdrawn, changed, fetched again meanwhile) is left alone. Returns the
+    /// effects and how many covers are to be fetched again.
+    public mutating func settleChecked(
+        _ ids: [AlbumID], verdicts: [CachedFileCheck], now: Date, files: some CoverFiles
+    ) -> (effects: [SyncEffect], lost: Int) {
+        precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
+        var effects: [SyncEffect] = []
+        var lost: [CachedCoversLost.Cover] = []
+        for (id, verdict) in zip(ids, verdicts) where tracked[id]?.state == .cached {
+            var expected = row(for: id, now: now)
+            if case .valid(let stamp) = verdict {
+                expected.bytes = stamp.bytes
+                expected.fileMTime = stamp.mtime
+            }
+            recheck(id, expected: expected, now: now, files: files, lost: &lost, effects: &effects)
+        }
+        if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
+        return (effects, lost.count)
     }
 
     /// On reload: every waiting job starts now, and cached files that went
     /// missing or were found corrupt (by `coverd verify`) are fetched again.
     public mutating func retryAll(now: Date, files: some CoverFiles, flagged: Set<AlbumID>) -> [SyncEffect] {
         var effects: [SyncEffect] = []
+        var lost: [CachedCoversLost.Cover] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
         for id in tracked.keys.sorted() where tracked[id]?.state == .cached {
-            recheck(id, flagged: flagged.contains(id), now: now, files: files, effects: &effects)
+            let expected = flagged.contains(id) ? nil : row(for: id, now: now)
+            recheck(id, expected: expected, now: now, files: files, lost: &lost, effects: &effects)
         }
+        if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
         return effects
     }
 
-    /// Checks a cached album's file on the disk (read and validated unless its
-    /// stamp is the one the album has, and always when `flagged`). A valid
-    /// file is kept, its stamp updated; otherwise the album is fetched again.
-    /// Returns whether the file was valid.
-    @discardableResult
+    /// Checks a cached album's file on the disk: it is read and validated
+    /// unless it has `expected`'s stamp (always, with no `expected`). A valid
+    /// file is kept, its stamp updated; otherwise it is deleted and the album
+    /// fetched again.
     private mutating func recheck(
-        _ id: AlbumID, flagged: Bool, now: Date, files: some CoverFiles, effects: inout [SyncEffect]
-    ) -> Bool {
-        guard var entry = tracked[id], entry.state == .cached else { return true }
+        _ id: AlbumID, expected: IndexRow?, now: Date, files: some CoverFiles,
+        lost: inout [CachedCoversLost.Cover], effects: inout [SyncEffect]
+    ) {
+        guard var entry = tracked[id], entry.state == .cached else { return }
         let reason: String
-        switch files.check(id, expected: flagged ? nil : row(for: id, now: now)) {
+        switch files.check(id, expected: expected) {
         case .valid(let stamp):
-            if stamp != entry.stamp || flagged {
+            if stamp != entry.stamp || expected == nil {
                 entry.stamp = stamp
                 tracked[id] = entry
                 effects.append(.index(.upsert(row(for: id, now: now))))
             }
-            return true
+            return
         case .missing:
-            reason = "was missing"
+            reason = "cached cover was missing"
         case .invalid(let detail):
-            reason = "was corrupt: \(detail)"
+            reason = "cached cover was corrupt: \(detail)"
+            files.remove(id)  // Only valid PNGs stay in covers/, even while the new one is fetched.
         }
-        entry.error = "cached cover \(reason)"
+        entry.error = reason
         entry.stamp = nil
         setState(&entry, .pending)
         tracked[id] = entry
         effects.append(.index(.upsert(row(for: id, now: now))))
-        effects.append(.post(CachedCoverLost(album: entry.album, path: files.path(for: id), reason: reason)))
+        lost.append(CachedCoversLost.Cover(album: entry.album, path: files.path(for: id), reason: reason))
         attach(id, to: entry.album.coverURL, now: now, effects: &effects)
-        return false
-    }
-}
-
-extension IndexRow {
-    /// The cover file's size and modification time when the row was written, if it has them.
-    var stamp: FileStamp? {
-        guard let bytes, let fileMTime else { return nil }
-        return FileStamp(bytes: bytes, mtime: fileMTime)
     }
 }

@@ -18,9 +18,8 @@ public struct SyncPlanner {
     /// (nil until then): a restart over a fully cached library never needs it.
     var cachedByURL: [CoverURL: AlbumIDGroup]?
     /// Albums the first scan took as cached on the index's word alone (its
-    /// stamp, without a look at the file), for the check after READY
-    /// (`takeUnchecked`, `checkCached`).
-    private(set) var unchecked: [AlbumID] = []
+    /// stamp, without a look at the file), for `CachedCoverCheck`.
+    private var unchecked: [AlbumID] = []
     private(set) var summary = SyncSummary()
     var policy: RetryPolicy
     var random: () -> Double
@@ -51,7 +50,7 @@ public struct SyncPlanner {
     }
 
     /// The albums taken as cached without a look at their files; the list is
-    /// emptied. The caller checks each with `checkCached`.
+    /// emptied. `CachedCoverCheck` looks at them (`differing`, `settleChecked`).
     public mutating func takeUnchecked() -> [AlbumID] {
         defer { unchecked = [] }
         return unchecked
@@ -178,14 +177,14 @@ public struct SyncPlanner {
         entry.httpStatus = row.httpStatus
         // A cached row, or a pending one whose file was renamed into place
         // just before a crash: a valid file on disk is adopted, not fetched.
-        // In the first scan a cached row's stamp is believed, and its file
-        // looked at after READY: a `stat` of 100,000 covers the kernel has
-        // not cached took most of a cold start.
+        // In the first scan a cached row's stamp is taken on the index's
+        // word, and its file looked at once the scan is over: a `stat` of
+        // 100,000 covers the kernel has not cached took most of a cold start.
         let expected = row.state == .cached ? row : nil
-        let believed = trustingIndex ? expected?.stamp : nil
-        if believed != nil { unchecked.append(album.id) }
+        let unchecked = trustingIndex ? expected?.stamp : nil
+        if unchecked != nil { self.unchecked.append(album.id) }
         if row.state != .failed,
-            case .valid(let stamp) = believed.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
+            case .valid(let stamp) = unchecked.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
         {
             entry.stamp = stamp
             entry.error = nil

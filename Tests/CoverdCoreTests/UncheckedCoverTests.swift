@@ -1,0 +1,141 @@
+@testable import CoverdCore
+import Foundation
+import Testing
+
+/// The planner's side of the check after the first scan: cached rows taken on
+/// the index's word, the stamps that single some out, and the verdicts on those.
+@Suite("Covers taken as cached on the index's word")
+struct UncheckedCoverTests {
+    let now = Date(timeIntervalSince1970: 1_000_000)
+    let files = FakeCoverFiles()
+    var planner = SyncPlanner(policy: RetryPolicy(), random: { 0.5 })
+    let indexed = FileStamp(bytes: 10, mtime: 1)
+    let touched = FileStamp(bytes: 11, mtime: 2)
+
+    func album(_ id: String, _ url: String? = nil) throws -> Album {
+        Album(id: AlbumID(trusted: id), title: "T", artist: "A", coverURL: try CoverURL(validating: url ?? "http://h/\(id).png"), record: "/r/a.json")
+    }
+
+    /// Loads a cached row with the `indexed` stamp for each album, and has the first scan see them.
+    mutating func seeCached(_ albums: [Album]) -> [SyncEffect] {
+        planner.load(albums.map { album in
+            var row = IndexRow(album: album, state: .cached, updatedAt: now)
+            row.bytes = indexed.bytes
+            row.fileMTime = indexed.mtime
+            return row
+        })
+        return planner.update(albums, now: now, files: files)
+    }
+
+    @Test("Given a cached row with its file's stamp, when the first scan sees its album, then it is cached without a look at the disk and listed once for the check")
+    mutating func cachedOnTheIndexsWord() throws {
+        // Given: no file at all on the (fake) disk
+        let x = try album("x")
+        // When
+        let effects = seeCached([x])
+        // Then
+        #expect(files.checked.isEmpty)
+        #expect(effects.fetches.isEmpty)
+        #expect(effects.rows.isEmpty)
+        #expect(planner.summary == SyncSummary(albums: 1, cached: 1, pending: 0, failed: 0))
+        #expect(planner.takeUnchecked() == [x.id])
+        #expect(planner.takeUnchecked().isEmpty)
+    }
+
+    @Test("Given covers taken as cached and one album gone, when their stamps are compared, then those gone or changed differ and only albums still cached count")
+    mutating func stampsSingleOut() throws {
+        // Given
+        let albums = try ["same", "gone", "touched", "withdrawn"].map { try album($0) }
+        _ = seeCached(albums)
+        _ = planner.withdraw([albums[3].id], files: files)
+        // When
+        let found = planner.differing(albums.map(\.id), found: [indexed, nil, touched, nil])
+        // Then
+        #expect(found.ids.map(\.rawValue) == ["gone", "touched"])
+        #expect(found.compared == 3)
+        #expect(files.checked.isEmpty)
+    }
+
+    @Test("Given verdicts on covers taken as cached (gone, changed but valid, corrupt), when settled, then the gone and the corrupt are fetched again in one report, the corrupt file is deleted, and the valid one keeps its new stamp")
+    mutating func verdictsDecide() throws {
+        // Given
+        let albums = try ["gone", "touched", "corrupt"].map { try album($0) }
+        _ = seeCached(albums)
+        files.files[albums[1].id] = touched
+        files.files[albums[2].id] = touched
+        files.invalid = [albums[2].id]
+
+        // When
+        let result = planner.settleChecked(albums.map(\.id), verdicts: [.missing, .valid(touched), .invalid("bad CRC")], now: now, files: files)
+
+        // Then
+        #expect(result.lost == 2)
+        #expect(result.effects.fetches.map(\.1.string) == ["http://h/gone.png", "http://h/corrupt.png"])
+        let reports = result.effects.posted(CachedCoversLost.self)
+        #expect(reports.count == 1)
+        #expect(reports.first?.covers.map(\.album.id.rawValue) == ["gone", "corrupt"])
+        #expect(reports.first?.covers.map(\.reason) == ["cached cover was missing", "cached cover was corrupt: bad CRC"])
+        #expect(reports.first?.covers.first?.path == "/cache/covers/gone.png")
+        #expect(files.removed == [albums[2].id])
+        let rows = result.effects.rows
+        #expect(rows.map(\.id.rawValue) == ["gone", "touched", "corrupt"])
+        #expect(rows.map(\.state) == [.pending, .cached, .pending])
+        #expect(rows[1].bytes == 11 && rows[1].fileMTime == 2)
+        #expect(rows[0].error == "cached cover was missing")
+        #expect(planner.summary == SyncSummary(albums: 3, cached: 1, pending: 2, failed: 0))
+    }
+
+    @Test("Given a stale verdict of a file that is back as the planner holds it, when settled, then nothing is lost or written")
+    mutating func staleVerdictOfAFileBack() throws {
+        // Given: looked up while missing, back (with the stamp the planner holds) before the decision
+        let x = try album("x")
+        _ = seeCached([x])
+        files.files[x.id] = indexed
+        // When
+        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        // Then
+        #expect(result.lost == 0)
+        #expect(result.effects.isEmpty)
+    }
+
+    @Test("Given a cover taken as cached whose album moved to another URL, when a stale verdict comes, then nothing more happens")
+    mutating func changedMeanwhileIsLeftAlone() throws {
+        // Given
+        let x = try album("x")
+        _ = seeCached([x])
+        let moved = planner.update([try album("x", "http://h/other.png")], now: now, files: files)
+        #expect(moved.fetches.count == 1)
+        // When
+        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        // Then
+        #expect(result.effects.isEmpty)
+        #expect(result.lost == 0)
+    }
+
+    @Test("Given a reload that found a cover missing during the check, when the check's verdict on it comes, then it is not reported twice")
+    mutating func reloadDuringTheCheck() throws {
+        // Given
+        let x = try album("x")
+        _ = seeCached([x])
+        let reload = planner.retryAll(now: now, files: files, flagged: [])
+        #expect(reload.posted(CachedCoversLost.self).flatMap(\.covers).map(\.album.id) == [x.id])
+        // When
+        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        // Then
+        #expect(result.effects.isEmpty)
+        #expect(planner.differing([x.id], found: [nil]).compared == 0)
+    }
+
+    @Test("Given a cached row without a stamp, when the first scan sees its album, then the disk is asked at once and it is not listed for the check")
+    mutating func rowWithoutStampIsCheckedAtOnce() throws {
+        // Given
+        let x = try album("x")
+        planner.load([IndexRow(album: x, state: .cached, updatedAt: now)])
+        // When
+        let effects = planner.update([x], now: now, files: files)
+        // Then
+        #expect(files.checked == [x.id])
+        #expect(effects.fetches.count == 1)
+        #expect(planner.takeUnchecked().isEmpty)
+    }
+}
