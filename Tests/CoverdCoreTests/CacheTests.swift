@@ -32,6 +32,26 @@ struct CacheTests {
         #expect(store.listNames() == ["keep.png"])
     }
 
+    @Test("Given an earlier run's temporary file and this run's, when swept sparing this run, then only the earlier one goes")
+    func sweepSparesThisRun() throws {
+        // Given: an id with dots, a leftover named as an earlier run names them, and a temporary of this store
+        let store = CoverStore(cacheDirectory: directory.path)
+        try store.createDirectory()
+        let id = try AlbumID(validating: "a.b-c")
+        let earlier = CoverStore(cacheDirectory: directory.path)
+        let old = try earlier.writeTemporary(PNGFixture.make(), for: id)
+        let own = try store.writeTemporary(PNGFixture.make(), for: id)
+        #expect(store.isOwnTemporary((own.path as NSString).lastPathComponent))
+        #expect(!store.isOwnTemporary((old.path as NSString).lastPathComponent))
+        // When
+        let swept = store.removeLeftovers(sparingThisRun: true)
+        // Then
+        #expect(swept == [(old.path as NSString).lastPathComponent])
+        #expect(FileManager.default.fileExists(atPath: own.path))
+        // And at a stop, every temporary goes
+        #expect(store.removeLeftovers() == [(own.path as NSString).lastPathComponent])
+    }
+
     @Test("Given rows written in one batch, when read back by another connection, then every field round-trips")
     func indexRoundTrip() throws {
         let index = try CoverIndex(cacheDirectory: directory.path)

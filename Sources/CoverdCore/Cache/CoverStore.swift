@@ -31,6 +31,9 @@ public struct CoverStore: Sendable {
     /// Free space a cover write leaves untouched, so that on a nearly full
     /// disk the index can still record why covers are not being stored.
     public let reserveBytes: Int
+    /// Random, in the name of every temporary file this store writes: the
+    /// leftovers of earlier runs can be swept while this one writes its own.
+    let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
@@ -45,13 +48,23 @@ public struct CoverStore: Sendable {
         try makeDirectories(directory)
     }
 
-    /// Temporary files are `.<id>.<random>.tmp`: hidden, and never `*.png`.
+    /// Temporary files are `.<id>.<run>-<random>.tmp`: hidden, and never `*.png`.
     static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
 
+    /// Whether `name` is a temporary file of this store's run (an id may hold dots; the run and the random part do not).
+    func isOwnTemporary(_ name: String) -> Bool {
+        guard CoverStore.isTemporary(name), let dot = name.dropLast(4).lastIndex(of: ".") else { return false }
+        return name[name.index(after: dot)...].hasPrefix(run + "-")
+    }
+
     /// Deletes temporary files a crash left behind; returns their names.
-    public func removeLeftovers() -> [String] {
+    /// With `sparingThisRun`, this store's own are left alone, so the sweep
+    /// may run while covers are being written.
+    public func removeLeftovers(sparingThisRun: Bool = false) -> [String] {
         let hidden = listDirectory(directory, keeping: { $0.first == UInt8(ascii: ".") }) ?? []
-        return hidden.compactMap(\.name).filter(CoverStore.isTemporary).filter { unlink(join(directory, $0)) == 0 }
+        return hidden.compactMap(\.name)
+            .filter { CoverStore.isTemporary($0) && !(sparingThisRun && isOwnTemporary($0)) }
+            .filter { unlink(join(directory, $0)) == 0 }
     }
 
     /// Names of the entries in `covers/`.
@@ -76,7 +89,7 @@ public struct CoverStore: Sendable {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
         }
-        let path = join(directory, ".\(id.rawValue).\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
+        let path = join(directory, ".\(id.rawValue).\(run)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: path) }
         var failure = bytes.withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: path, code: $0) }

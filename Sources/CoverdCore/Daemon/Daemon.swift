@@ -79,6 +79,7 @@ public final class Daemon: Sendable {
         parts.watcher.start()
         // The scan's albums are decided on (not downloaded) before READY, so its STATUS= counts them.
         parts.coordinator.drain()
+        parts.waitForLeftoverSweep()
         bus.post(LifecycleChanged(.ready, detail: "\(parts.watcher.albumCount) albums from \(config.recordsDirectory)"))
         if readiness.withLock({ state in
             state.ready = true

@@ -1,15 +1,17 @@
 import Foundation
 
 /// The daemon's running parts, built in dependency order: cache directory,
-/// leftovers removed, index, fetcher, index writer, coordinator (observing
-/// the bus before any album is posted), watcher. A failure part-way shuts
-/// down what was already started.
+/// leftovers swept (in the background), index, fetcher, index writer,
+/// coordinator (observing the bus before any album is posted), watcher. A
+/// failure part-way shuts down what was already started.
 struct DaemonParts {
     let store: CoverStore
     let fetcher: CurlFetcher
     let writer: IndexWriter
     let coordinator: CoverCoordinator
     let watcher: RecordWatcher
+    /// Left when the sweep of an earlier run's temporary files is done.
+    private let leftoverSweep = DispatchGroup()
 
     var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
 
@@ -21,8 +23,12 @@ struct DaemonParts {
         } catch {
             throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
-        let leftovers = store.removeLeftovers()
-        if !leftovers.isEmpty {
+        // Listing a cache of 100,000 covers is most of a second after a boot
+        // (the directory's blocks come from disk), so it runs beside the index
+        // load and the first scan; this run's own temporary files are spared.
+        DispatchQueue(label: "coverd.leftovers").async(group: leftoverSweep) { [store] in
+            let leftovers = store.removeLeftovers(sparingThisRun: true)
+            guard !leftovers.isEmpty else { return }
             bus.post(OperationFailed(
                 operation: "cleaned up after an unclean stop",
                 error: "removed \(leftovers.count) temporary file(s) from \(store.directory)", severity: .notice))
@@ -55,6 +61,11 @@ struct DaemonParts {
             fetcher.shutdown()
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
+    }
+
+    /// Waits for the sweep of leftovers: before READY, so a ready daemon's cache holds none.
+    func waitForLeftoverSweep() {
+        leftoverSweep.wait()
     }
 
     /// Under the systemd unit only the cache and the records directory's parent are writable.
