@@ -13,7 +13,7 @@ struct CachedCoverCheckTests {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
         for (number, id) in ids.enumerated() {
-            let temporary = try store.writeTemporary(PNGFixture.make(width: 2 + number % 5, height: 2), for: AlbumID(trusted: id))
+            let temporary = try store.writeTemporary(PNGFixture.make(width: 2 + number % 5, height: 2), for: AlbumID(trusted: id), flush: false)
             _ = try store.commit(temporary, as: AlbumID(trusted: id))
         }
         return StoreCoverFiles(store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20)
@@ -22,13 +22,15 @@ struct CachedCoverCheckTests {
     /// What a check handed over.
     final class Seen: Sendable {
         let looked = Mutex<[([AlbumID], [FileStamp?])]>([])
-        let settled = Mutex<[([AlbumID], [CachedFileCheck])]>([])
+        let settled = Mutex<[([AlbumID], [CoverVerdict])]>([])
         let totals = Mutex<(compared: Int, lost: Int)?>(nil)
     }
 
-    /// Steps that record everything: `pick` chooses the ids to read, `onSettle` runs in each settle.
+    /// Steps that record everything, and require `settle` and `finished` to run on `target`:
+    /// `pick` chooses the ids to read, `onSettle` runs in each settle.
     func steps(
-        _ seen: Seen, pick: @escaping @Sendable (AlbumID, FileStamp?) -> Bool, onSettle: @escaping @Sendable () -> Void = {}
+        _ seen: Seen, on target: DispatchQueue, pick: @escaping @Sendable (AlbumID, FileStamp?) -> Bool,
+        onSettle: @escaping @Sendable () -> Void = {}
     ) -> CachedCoverCheck.Steps {
         CachedCoverCheck.Steps(
             differing: { ids, found in
@@ -36,11 +38,15 @@ struct CachedCoverCheckTests {
                 return (zip(ids, found).filter { pick($0.0, $0.1) }.map(\.0), ids.count)
             },
             settle: { ids, verdicts in
+                dispatchPrecondition(condition: .onQueue(target))
                 seen.settled.withLock { $0.append((ids, verdicts)) }
                 onSettle()
-                return verdicts.filter { if case .valid = $0 { false } else { true } }.count
+                return verdicts.filter { if case .valid = $0.check { false } else { true } }.count
             },
-            finished: { compared, lost, _ in seen.totals.withLock { $0 = (compared, lost) } })
+            finished: { compared, lost, _ in
+                dispatchPrecondition(condition: .onQueue(target))
+                seen.totals.withLock { $0 = (compared, lost) }
+            })
     }
 
     @Test("Given 2,501 covers, some deleted and some corrupt, when checked, then every batch carries the disk's stamps in order, only the picked covers are read, and the totals come last")
@@ -56,9 +62,9 @@ struct CachedCoverCheckTests {
 
         // When: the missing ones, the junk and cover 4 (valid) are picked for reading
         let picked: Set<AlbumID> = [ids[1], ids[2000], ids[4]]
+        let target = DispatchQueue(label: "test.target")
         CachedCoverCheck().start(
-            ids, in: files, target: DispatchQueue(label: "test.target"),
-            steps: steps(seen, pick: { id, stamp in stamp == nil || picked.contains(id) }))
+            ids, in: files, target: target, steps: steps(seen, on: target, pick: { id, stamp in stamp == nil || picked.contains(id) }))
         try waitUntil("the totals") { seen.totals.withLock { $0 != nil } }
 
         // Then
@@ -69,10 +75,14 @@ struct CachedCoverCheckTests {
         let settled = seen.settled.withLock { $0 }
         let verdicts = Dictionary(uniqueKeysWithValues: zip(settled.flatMap(\.0), settled.flatMap(\.1)))
         #expect(verdicts.count == 834 + 3)
-        #expect(verdicts[ids[0]] == .missing)
-        #expect(verdicts[ids[4]] == files.store.stamp(for: ids[4]).map(CachedFileCheck.valid))
+        #expect(verdicts[ids[0]] == CoverVerdict(.missing, stamp: nil))
+        let stamp4 = try #require(files.store.stamp(for: ids[4]))
+        #expect(verdicts[ids[4]] == CoverVerdict(.valid(stamp4), stamp: stamp4))
         for id in [ids[1], ids[2000]] {
-            guard case .invalid = verdicts[id] else { Issue.record("\(id): \(String(describing: verdicts[id]))"); continue }
+            guard let verdict = verdicts[id], case .invalid = verdict.check, verdict.stamp == files.store.stamp(for: id) else {
+                Issue.record("\(id): \(String(describing: verdicts[id]))")
+                continue
+            }
         }
         let totals = try #require(seen.totals.withLock { $0 })
         #expect(totals.compared == 2501)
@@ -87,7 +97,7 @@ struct CachedCoverCheckTests {
         let check = CachedCoverCheck()
         let target = DispatchQueue(label: "test.target")
         let seen = Seen()
-        var stopping = steps(seen, pick: { _, _ in true })
+        var stopping = steps(seen, on: target, pick: { _, _ in true })
         let compare = stopping.differing
         stopping.differing = { ids, found in
             check.cancel()
@@ -115,13 +125,37 @@ struct CachedCoverCheckTests {
         let seen = Seen()
 
         // When: the settle step stops the check, as a stop on the target queue would right after it
-        check.start([AlbumID(trusted: "a")], in: files, target: target, steps: steps(seen, pick: { _, _ in true }, onSettle: { check.cancel() }))
+        check.start([AlbumID(trusted: "a")], in: files, target: target, steps: steps(seen, on: target, pick: { _, _ in true }, onSettle: { check.cancel() }))
         check.waitUntilIdle()
         target.sync {}
 
         // Then
         #expect(seen.settled.withLock { $0.count } == 1)
         #expect(seen.totals.withLock { $0 == nil })
+    }
+
+    @Test("Given a valid cover beyond lowered image limits and a junk one, when inspected, then the first is unusable (kept) and the junk invalid, each with its stamp")
+    func inspectTellsLimitsFromCorruption() throws {
+        // Given: 6×2 and 2×2 covers; the limits lowered to 4 pixels a side afterwards
+        let directory = TestDirectory()
+        var files = try files(covering: ["wide", "junk"], in: directory)
+        files = StoreCoverFiles(
+            store: files.store, directorySync: files.directorySync, limits: { var limits = ImageLimits(); limits.maxSide = 4; return limits }(),
+            maxBytes: files.maxBytes)
+        let wide = AlbumID(trusted: "wide"), junk = AlbumID(trusted: "junk")
+        let png = PNGFixture.make(width: 6, height: 2)
+        try writeAtomically(png, to: files.path(for: wide))
+        try writeAtomically("junk", to: files.path(for: junk))
+
+        // When
+        let verdicts = [wide, junk].map(files.inspect)
+
+        // Then
+        guard case .unusable(let why) = verdicts[0].check else { Issue.record("\(verdicts[0])"); return }
+        #expect(why.hasPrefix("beyond the image limits: image is too large (6×2"))
+        guard case .invalid = verdicts[1].check else { Issue.record("\(verdicts[1])"); return }
+        #expect(verdicts.map(\.stamp) == [files.store.stamp(for: wide), files.store.stamp(for: junk)])
+        #expect(verdicts.allSatisfy { $0.stamp != nil })
     }
 
     @Test("Given no album to check, when started, then nothing is looked up or reported")
@@ -132,51 +166,11 @@ struct CachedCoverCheckTests {
         let target = DispatchQueue(label: "test.target")
         let seen = Seen()
         // When
-        check.start([], in: try files(covering: [], in: directory), target: target, steps: steps(seen, pick: { _, _ in true }))
+        check.start([], in: try files(covering: [], in: directory), target: target, steps: steps(seen, on: target, pick: { _, _ in true }))
         check.waitUntilIdle()
         target.sync {}
         // Then
         #expect(seen.looked.withLock { $0.isEmpty })
         #expect(seen.totals.withLock { $0 == nil })
-    }
-
-    @Test("Given an index listing a cached cover whose file was deleted, when the daemon's parts start, then the cover is reported lost and the totals count it")
-    func partsCheckAfterTheFirstScan() throws {
-        // Given: album "x" in a record, cached in the index with a stamp, its file gone
-        let directory = TestDirectory()
-        let cache = directory.path + "/cache"
-        let record = directory.sub("albums") + "/x.json"
-        try writeAtomically(#"{"id": "x", "title": "T", "artist": "A", "cover_url": "http://127.0.0.1:9/x.png"}"#, to: record)
-        let album = Album(id: AlbumID(trusted: "x"), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://127.0.0.1:9/x.png"), record: record)
-        var row = IndexRow(album: album, state: .cached, updatedAt: Date())
-        row.bytes = 1234
-        row.fileMTime = 1_000_000_000
-        try makeDirectories(cache)
-        try CoverIndex(cacheDirectory: cache).apply([.upsert(row)])
-        let bus = EventBus()
-        let lost = Mutex<[CachedCoversLost]>([])
-        let checked = Mutex<[CachedCoversChecked]>([])
-        let queue = DispatchQueue(label: "test.observer")
-        let tokens = [
-            bus.observe(CachedCoversLost.self, on: queue) { message in lost.withLock { $0.append(message) } },
-            bus.observe(CachedCoversChecked.self, on: queue) { message in checked.withLock { $0.append(message) } },
-        ]
-        defer { tokens.forEach { $0.cancel() } }
-        let parts = try DaemonParts(configuration: Configuration(recordsDirectory: directory.sub("albums"), cacheDirectory: cache), bus: bus)
-        defer { parts.shutDown() }
-
-        // When
-        parts.watcher.start()
-
-        // Then
-        try waitUntil("the check's totals") { checked.withLock { !$0.isEmpty } }
-        queue.sync {}
-        let totals = try #require(checked.withLock { $0.first })
-        #expect(totals.compared == 1)
-        #expect(totals.lost == 1)
-        let covers = lost.withLock { $0.flatMap(\.covers) }
-        #expect(covers.map(\.album.id) == [AlbumID(trusted: "x")])
-        #expect(covers.map(\.path) == [cache + "/covers/x.png"])
-        #expect(covers.map(\.reason) == ["cached cover was missing"])
     }
 }

@@ -42,4 +42,44 @@ struct DaemonPartsTests {
         #expect(!stoppedAnswered)
         control.shutdown()
     }
+
+    @Test("Given an index listing a cached cover whose file was deleted, when the daemon's parts start, then the cover is reported lost and the totals count it")
+    func partsCheckAfterTheFirstScan() throws {
+        // Given: album "x" in a record, cached in the index with a stamp, its file gone
+        let directory = TestDirectory()
+        let cache = directory.path + "/cache"
+        let record = directory.sub("albums") + "/x.json"
+        try writeAtomically(#"{"id": "x", "title": "T", "artist": "A", "cover_url": "http://127.0.0.1:9/x.png"}"#, to: record)
+        let album = Album(id: AlbumID(trusted: "x"), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://127.0.0.1:9/x.png"), record: record)
+        var row = IndexRow(album: album, state: .cached, updatedAt: Date())
+        row.bytes = 1234
+        row.fileMTime = 1_000_000_000
+        try makeDirectories(cache)
+        try CoverIndex(cacheDirectory: cache).apply([.upsert(row)])
+        let bus = EventBus()
+        let lost = Mutex<[CachedCoversLost]>([])
+        let checked = Mutex<[CachedCoversChecked]>([])
+        let queue = DispatchQueue(label: "test.observer")
+        let tokens = [
+            bus.observe(CachedCoversLost.self, on: queue) { message in lost.withLock { $0.append(message) } },
+            bus.observe(CachedCoversChecked.self, on: queue) { message in checked.withLock { $0.append(message) } },
+        ]
+        defer { tokens.forEach { $0.cancel() } }
+        let parts = try DaemonParts(configuration: Configuration(recordsDirectory: directory.sub("albums"), cacheDirectory: cache), bus: bus)
+        defer { parts.shutDown() }
+
+        // When
+        parts.watcher.start()
+
+        // Then
+        try waitUntil("the check's totals") { checked.withLock { !$0.isEmpty } }
+        queue.sync {}
+        let totals = try #require(checked.withLock { $0.first })
+        #expect(totals.compared == 1)
+        #expect(totals.lost == 1)
+        let covers = lost.withLock { $0.flatMap(\.covers) }
+        #expect(covers.map(\.album.id) == [AlbumID(trusted: "x")])
+        #expect(covers.map(\.path) == [cache + "/covers/x.png"])
+        #expect(covers.map(\.reason) == ["cached cover was missing"])
+    }
 }

@@ -19,6 +19,8 @@ final class FakeCoverFiles: CoverFiles {
         return invalid.contains(id) ? .invalid("bad CRC") : .valid(stamp)
     }
 
+    func stamp(_ id: AlbumID) -> FileStamp? { files[id] }
+
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         if failCommits { throw SystemError("rename", path: temporary.path, code: ENOSPC) }
         let stamp = FileStamp(bytes: temporary.bytes, mtime: 1)
@@ -254,6 +256,7 @@ struct SyncPlannerTests {
         let effects = planner.retryAll(now: now, files: files, flagged: [try AlbumID(validating: "y")])
         #expect(Set(effects.fetches.map(\.1.string)) == ["http://h/x.png", "http://h/y.png"])
         #expect(effects.rows.first { $0.id.rawValue == "y" }?.error?.contains("corrupt") == true)
+        #expect(files.removed == [try AlbumID(validating: "y")])
     }
 
     @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a copy of the stored cover")

@@ -56,44 +56,50 @@ struct UncheckedCoverTests {
         #expect(files.checked.isEmpty)
     }
 
-    @Test("Given verdicts on covers taken as cached (gone, changed but valid, corrupt), when settled, then the gone and the corrupt are fetched again in one report, the corrupt file is deleted, and the valid one keeps its new stamp")
+    @Test("Given verdicts on covers taken as cached (gone, changed but valid, corrupt, over the limits) that still stand, when settled, then no file is read again, the valid one keeps its new stamp, the others are fetched again in one report, and only the corrupt file is deleted")
     mutating func verdictsDecide() throws {
-        // Given
-        let albums = try ["gone", "touched", "corrupt"].map { try album($0) }
+        // Given: each file still as it was read
+        let albums = try ["gone", "touched", "corrupt", "large"].map { try album($0) }
         _ = seeCached(albums)
-        files.files[albums[1].id] = touched
-        files.files[albums[2].id] = touched
-        files.invalid = [albums[2].id]
+        for album in albums.dropFirst() { files.files[album.id] = touched }
+        let verdicts = [
+            CoverVerdict(.missing, stamp: nil), CoverVerdict(.valid(touched), stamp: touched),
+            CoverVerdict(.invalid("bad CRC"), stamp: touched), CoverVerdict(.unusable("beyond the image limits"), stamp: touched),
+        ]
 
         // When
-        let result = planner.settleChecked(albums.map(\.id), verdicts: [.missing, .valid(touched), .invalid("bad CRC")], now: now, files: files)
+        let result = planner.settleChecked(albums.map(\.id), verdicts: verdicts, now: now, files: files)
 
         // Then
-        #expect(result.lost == 2)
-        #expect(result.effects.fetches.map(\.1.string) == ["http://h/gone.png", "http://h/corrupt.png"])
+        #expect(files.checked.isEmpty)
+        #expect(result.lost == 3)
+        #expect(result.effects.fetches.map(\.1.string) == ["http://h/gone.png", "http://h/corrupt.png", "http://h/large.png"])
         let reports = result.effects.posted(CachedCoversLost.self)
         #expect(reports.count == 1)
-        #expect(reports.first?.covers.map(\.album.id.rawValue) == ["gone", "corrupt"])
-        #expect(reports.first?.covers.map(\.reason) == ["cached cover was missing", "cached cover was corrupt: bad CRC"])
+        #expect(reports.first?.covers.map(\.album.id.rawValue) == ["gone", "corrupt", "large"])
+        #expect(reports.first?.covers.map(\.reason) == [
+            "cached cover was missing", "cached cover was corrupt: bad CRC", "cached cover could not be used: beyond the image limits",
+        ])
         #expect(reports.first?.covers.first?.path == "/cache/covers/gone.png")
         #expect(files.removed == [albums[2].id])
         let rows = result.effects.rows
-        #expect(rows.map(\.id.rawValue) == ["gone", "touched", "corrupt"])
-        #expect(rows.map(\.state) == [.pending, .cached, .pending])
+        #expect(rows.map(\.id.rawValue) == ["gone", "touched", "corrupt", "large"])
+        #expect(rows.map(\.state) == [.pending, .cached, .pending, .pending])
         #expect(rows[1].bytes == 11 && rows[1].fileMTime == 2)
         #expect(rows[0].error == "cached cover was missing")
-        #expect(planner.summary == SyncSummary(albums: 3, cached: 1, pending: 2, failed: 0))
+        #expect(planner.summary == SyncSummary(albums: 4, cached: 1, pending: 3, failed: 0))
     }
 
-    @Test("Given a stale verdict of a file that is back as the planner holds it, when settled, then nothing is lost or written")
-    mutating func staleVerdictOfAFileBack() throws {
-        // Given: looked up while missing, back (with the stamp the planner holds) before the decision
+    @Test("Given a verdict on a file that changed after it was read (back as the planner holds it), when settled, then the file is checked again and nothing is lost or written")
+    mutating func verdictOnAFileChangedSince() throws {
+        // Given: read while missing, back (with the stamp the planner holds) before the decision
         let x = try album("x")
         _ = seeCached([x])
         files.files[x.id] = indexed
         // When
-        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
         // Then
+        #expect(files.checked == [x.id])
         #expect(result.lost == 0)
         #expect(result.effects.isEmpty)
     }
@@ -106,7 +112,7 @@ struct UncheckedCoverTests {
         let moved = planner.update([try album("x", "http://h/other.png")], now: now, files: files)
         #expect(moved.fetches.count == 1)
         // When
-        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
         // Then
         #expect(result.effects.isEmpty)
         #expect(result.lost == 0)
@@ -120,7 +126,7 @@ struct UncheckedCoverTests {
         let reload = planner.retryAll(now: now, files: files, flagged: [])
         #expect(reload.posted(CachedCoversLost.self).flatMap(\.covers).map(\.album.id) == [x.id])
         // When
-        let result = planner.settleChecked([x.id], verdicts: [.missing], now: now, files: files)
+        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
         // Then
         #expect(result.effects.isEmpty)
         #expect(planner.differing([x.id], found: [nil]).compared == 0)

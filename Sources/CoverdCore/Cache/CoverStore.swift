@@ -33,7 +33,7 @@ public struct CoverStore: Sendable {
     public let reserveBytes: Int
     /// Random, in the name of every temporary file this store writes: the
     /// leftovers of earlier runs can be swept while this one writes its own.
-    let run = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    let runToken = String(UInt64.random(in: 0...UInt64.max), radix: 36)
 
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
@@ -48,13 +48,13 @@ public struct CoverStore: Sendable {
         try makeDirectories(directory)
     }
 
-    /// Temporary files are `.<id>.<run>-<random>.tmp`: hidden, and never `*.png`.
+    /// Temporary files are `.<id>.<runToken>-<random>.tmp`: hidden, and never `*.png`.
     static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
 
     /// Whether `name` is a temporary file of this store's run (an id may hold dots; the run and the random part do not).
     func isOwnTemporary(_ name: String) -> Bool {
         guard CoverStore.isTemporary(name), let dot = name.dropLast(4).lastIndex(of: ".") else { return false }
-        return name[name.index(after: dot)...].hasPrefix(run + "-")
+        return name[name.index(after: dot)...].hasPrefix(runToken + "-")
     }
 
     /// Deletes temporary files a crash left behind; returns their names.
@@ -89,7 +89,7 @@ public struct CoverStore: Sendable {
         guard hasRoom(for: bytes.count) else {
             throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
         }
-        let path = join(directory, ".\(id.rawValue).\(run)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
+        let path = join(directory, ".\(id.rawValue).\(runToken)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: path) }
         var failure = bytes.withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: path, code: $0) }

@@ -11,7 +11,7 @@ struct DaemonParts {
     let coordinator: CoverCoordinator
     let watcher: RecordWatcher
     /// Left when the sweep of an earlier run's temporary files is done.
-    private let leftoverSweep = DispatchGroup()
+    private let leftoverSweep: DispatchGroup
 
     var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
 
@@ -26,7 +26,10 @@ struct DaemonParts {
         // Listing a cache of 100,000 covers is most of a second after a boot
         // (the directory's blocks come from disk), so it runs beside the index
         // load and the first scan; this run's own temporary files are spared.
-        DispatchQueue(label: "coverd.leftovers").async(group: leftoverSweep) { [store] in
+        let sweep = DispatchGroup()
+        leftoverSweep = sweep
+        // A start that fails after this point waits for the sweep, so its notice is not lost.
+        DispatchQueue(label: "coverd.leftovers").async(group: sweep) { [store] in
             let leftovers = store.removeLeftovers(sparingThisRun: true)
             guard !leftovers.isEmpty else { return }
             bus.post(OperationFailed(
@@ -37,11 +40,13 @@ struct DaemonParts {
         do {
             index = try CoverIndex(cacheDirectory: config.cacheDirectory)
         } catch {
+            sweep.wait()
             throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
         }
         do {
             fetcher = try CurlFetcher(settings: config.fetch)
         } catch {
+            sweep.wait()
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
         for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
@@ -53,12 +58,14 @@ struct DaemonParts {
             watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
         } catch {
             fetcher.shutdown()
+            sweep.wait()
             throw DaemonError("cannot watch the records directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
         do {
             try coordinator.start()
         } catch {
             fetcher.shutdown()
+            sweep.wait()
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
     }
@@ -78,6 +85,7 @@ struct DaemonParts {
     /// Stops taking work, cancels transfers, lets prepared files land or go,
     /// flushes the index, and removes any temporary file.
     func shutDown() {
+        leftoverSweep.wait()  // Its notice comes before the stop's, and it is done before every temporary goes below.
         watcher.stop()
         coordinator.stop()
         fetcher.shutdown()

@@ -3,22 +3,23 @@ import Synchronization
 
 /// The look at the disk that the first scan puts off: the covers it took as
 /// cached on the index's word (`SyncPlanner.takeUnchecked`) are looked up in
-/// batches, from the end of that scan on, which READY follows at once.
+/// batches, from the end of that scan on (READY follows, once the sweep of
+/// leftover temporary files is done too).
 ///
 /// Why not before READY: after a cache drop the kernel builds an inode and a
 /// dentry for every cover looked up; for 100,000 covers that took 1.3–1.5 s,
 /// most of a cold start, in which the daemon had nothing else to do with
 /// those files. What it costs: a cover deleted or damaged while the daemon
 /// was stopped counts as cached in READY's `STATUS=` line, and is fetched
-/// again once its batch is looked at, about a second later at most.
+/// again once its batch is looked at, a second or two later.
 ///
 /// Each batch: the stamps (size, modification time) are looked up on this
 /// type's queue, and compared with the planner's (`differing`, under the
 /// coordinator's lock: no decision). Only covers whose stamps differ are
 /// read and validated, here too, so that a library whose files were all
 /// touched (copied without their times) does not hold the coordinator's
-/// queue; the verdicts are then decided on (`settle`) on that queue, where
-/// a file that changed again since is looked at once more.
+/// queue; the verdicts are then settled on that queue with a `stat` each
+/// (a file that changed again since is checked there once more).
 ///
 /// Threading: one `start` per instance; batches run in order on `queue`, and
 /// `settle` and `finished` run on `target` (the coordinator's queue). Once
@@ -36,14 +37,13 @@ final class CachedCoverCheck: Sendable {
         /// differ from the planner's, and how many of the batch it still holds as cached.
         var differing: @Sendable (_ ids: [AlbumID], _ found: [FileStamp?]) -> (ids: [AlbumID], compared: Int)
         /// Decides on the verdicts (on `target`); returns how many covers are to be fetched again.
-        var settle: @Sendable (_ ids: [AlbumID], _ verdicts: [CachedFileCheck]) -> Int
+        var settle: @Sendable (_ ids: [AlbumID], _ verdicts: [CoverVerdict]) -> Int
         /// The totals, on `target`, after the last batch.
         var finished: @Sendable (_ compared: Int, _ lost: Int, _ duration: Duration) -> Void
     }
 
-    /// - Parameter queue: where the lookups and reads run (a test may hold it suspended).
-    init(queue: DispatchQueue = DispatchQueue(label: "coverd.cached-covers")) {
-        self.queue = queue
+    init() {
+        queue = DispatchQueue(label: "coverd.cached-covers")
     }
 
     /// Checks the covers of `ids` in `files`; nothing runs for no ids.
@@ -64,8 +64,7 @@ final class CachedCoverCheck: Sendable {
                 let found = steps.differing(batch, files.store.stamps(of: CoverFileNames(batch)))
                 compared += found.compared
                 guard !found.ids.isEmpty else { continue }
-                // Read and validated whatever the index expects: the stamp already differs.
-                let verdicts = found.ids.map { files.check($0, expected: nil) }
+                let verdicts = found.ids.map(files.inspect)
                 lost += target.sync { isCancelled ? 0 : steps.settle(found.ids, verdicts) }
             }
             target.async { [self, compared, lost] in
@@ -83,7 +82,8 @@ final class CachedCoverCheck: Sendable {
         state.withLock { $0.cancelled }
     }
 
-    /// Blocks until the batches submitted so far are done (for tests).
+    /// Blocks until the batches submitted so far are done (for tests; never
+    /// on `target`, which a batch may be waiting for).
     func waitUntilIdle() {
         queue.sync {}
     }

@@ -9,21 +9,39 @@ struct StoreCoverFiles: CoverFiles, Sendable {
     /// trusted without reading it; a file whose stamp differs is read and
     /// validated.
     func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck {
-        guard let stamp = store.stamp(for: id) else { return .missing }
-        if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return .valid(stamp) }
+        examine(id, expected: row).check
+    }
+
+    /// Reads and validates `<id>.png` whatever its stamp (for `CachedCoverCheck`, off the coordinator's queue).
+    func inspect(_ id: AlbumID) -> CoverVerdict {
+        examine(id, expected: nil)
+    }
+
+    func stamp(_ id: AlbumID) -> FileStamp? {
+        store.stamp(for: id)
+    }
+
+    /// The check, with the stamp taken before the read (so a file replaced
+    /// during the read shows a newer stamp than its verdict's).
+    private func examine(_ id: AlbumID, expected row: IndexRow?) -> CoverVerdict {
+        guard let stamp = store.stamp(for: id) else { return CoverVerdict(.missing, stamp: nil) }
+        if let row, row.bytes == stamp.bytes, row.fileMTime == stamp.mtime { return CoverVerdict(.valid(stamp), stamp: stamp) }
         let bytes: [UInt8]
         do {
             // A converted cover may be larger than any download (pixels re-encoded): bounded by the limits instead.
             bytes = try store.read(id, limit: max(maxBytes, limits.maxPixels * 5 + (1 << 20)))
         } catch {
-            return .invalid("cannot read it: \(error)")
+            return CoverVerdict(.unusable("cannot read it: \(error)"), stamp: stamp)
         }
-        do {
-            // As for downloads (this runs on the coordinator's queue; `coverd verify` inflates everything).
+        do throws(PNGValidationError) {
+            // As for downloads, the stream's start only: `coverd verify` inflates everything.
             _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
-            return .valid(stamp)
+            return CoverVerdict(.valid(stamp), stamp: stamp)
+        } catch .tooLarge(let width, let height, let reason) {
+            let error = PNGValidationError.tooLarge(width: width, height: height, reason: reason)
+            return CoverVerdict(.unusable("beyond the image limits: \(error)"), stamp: stamp)
         } catch {
-            return .invalid(error.description)
+            return CoverVerdict(.invalid(error.description), stamp: stamp)
         }
     }
 

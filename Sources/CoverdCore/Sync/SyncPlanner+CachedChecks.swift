@@ -21,25 +21,21 @@ extension SyncPlanner {
         return (differ, compared)
     }
 
-    /// Verdicts on covers whose stamps differed: each file was read and
-    /// validated off the coordinator's queue. A verdict stands if the file
-    /// still has the stamp it was given (a `stat`); a file that changed again
-    /// since is checked on the disk once more, here. An album no longer cached
-    /// (withdrawn, changed, fetched again meanwhile) is left alone. Returns the
-    /// effects and how many covers are to be fetched again.
+    /// Verdicts on covers whose stamps differed, each read and validated off
+    /// the coordinator's queue. A verdict stands if the file still has the
+    /// stamp it was read with (one `stat`); a file that changed since is
+    /// checked on the disk once more, here. An album no longer cached
+    /// (withdrawn, changed, fetched again meanwhile) is left alone. Returns
+    /// the effects and how many covers are to be fetched again.
     public mutating func settleChecked(
-        _ ids: [AlbumID], verdicts: [CachedFileCheck], now: Date, files: some CoverFiles
+        _ ids: [AlbumID], verdicts: [CoverVerdict], now: Date, files: some CoverFiles
     ) -> (effects: [SyncEffect], lost: Int) {
         precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
         var effects: [SyncEffect] = []
         var lost: [CachedCoversLost.Cover] = []
         for (id, verdict) in zip(ids, verdicts) where tracked[id]?.state == .cached {
-            var expected = row(for: id, now: now)
-            if case .valid(let stamp) = verdict {
-                expected.bytes = stamp.bytes
-                expected.fileMTime = stamp.mtime
-            }
-            recheck(id, expected: expected, now: now, files: files, lost: &lost, effects: &effects)
+            let check = files.stamp(id) == verdict.stamp ? verdict.check : files.check(id, expected: row(for: id, now: now))
+            settle(id, check, flagged: false, now: now, files: files, lost: &lost, effects: &effects)
         }
         if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
         return (effects, lost.count)
@@ -52,26 +48,28 @@ extension SyncPlanner {
         var lost: [CachedCoversLost.Cover] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
         for id in tracked.keys.sorted() where tracked[id]?.state == .cached {
-            let expected = flagged.contains(id) ? nil : row(for: id, now: now)
-            recheck(id, expected: expected, now: now, files: files, lost: &lost, effects: &effects)
+            let isFlagged = flagged.contains(id)
+            // Read and validated when flagged; otherwise only if its stamp changed.
+            let check = files.check(id, expected: isFlagged ? nil : row(for: id, now: now))
+            settle(id, check, flagged: isFlagged, now: now, files: files, lost: &lost, effects: &effects)
         }
         if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
         return effects
     }
 
-    /// Checks a cached album's file on the disk: it is read and validated
-    /// unless it has `expected`'s stamp (always, with no `expected`). A valid
-    /// file is kept, its stamp updated; otherwise it is deleted and the album
-    /// fetched again.
-    private mutating func recheck(
-        _ id: AlbumID, expected: IndexRow?, now: Date, files: some CoverFiles,
+    /// Acts on what a cached album's file turned out to be. A valid file is
+    /// kept, its stamp updated (and a flagged one's row written, which clears
+    /// `coverd verify`'s mark); otherwise the album is fetched again, and a
+    /// file that is not a valid PNG is deleted meanwhile.
+    private mutating func settle(
+        _ id: AlbumID, _ check: CachedFileCheck, flagged: Bool, now: Date, files: some CoverFiles,
         lost: inout [CachedCoversLost.Cover], effects: inout [SyncEffect]
     ) {
         guard var entry = tracked[id], entry.state == .cached else { return }
         let reason: String
-        switch files.check(id, expected: expected) {
+        switch check {
         case .valid(let stamp):
-            if stamp != entry.stamp || expected == nil {
+            if stamp != entry.stamp || flagged {
                 entry.stamp = stamp
                 tracked[id] = entry
                 effects.append(.index(.upsert(row(for: id, now: now))))
@@ -82,6 +80,8 @@ extension SyncPlanner {
         case .invalid(let detail):
             reason = "cached cover was corrupt: \(detail)"
             files.remove(id)  // Only valid PNGs stay in covers/, even while the new one is fetched.
+        case .unusable(let detail):
+            reason = "cached cover could not be used: \(detail)"
         }
         entry.error = reason
         entry.stamp = nil

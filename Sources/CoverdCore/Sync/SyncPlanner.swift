@@ -181,10 +181,10 @@ public struct SyncPlanner {
         // word, and its file looked at once the scan is over: a `stat` of
         // 100,000 covers the kernel has not cached took most of a cold start.
         let expected = row.state == .cached ? row : nil
-        let unchecked = trustingIndex ? expected?.stamp : nil
-        if unchecked != nil { self.unchecked.append(album.id) }
+        let indexStamp = trustingIndex ? expected?.stamp : nil
+        if indexStamp != nil { unchecked.append(album.id) }
         if row.state != .failed,
-            case .valid(let stamp) = unchecked.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
+            case .valid(let stamp) = indexStamp.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
         {
             entry.stamp = stamp
             entry.error = nil

@@ -60,7 +60,25 @@ public struct PreparedFiles: Sendable {
 public enum CachedFileCheck: Sendable, Equatable {
     case valid(FileStamp)
     case missing
+    /// Not a valid PNG: the file goes.
     case invalid(String)
+    /// There, but not usable now: it cannot be read, or it is beyond the
+    /// configured image limits. It is kept (a setting changed back, or a
+    /// fixed permission, makes it good again) until a new cover replaces it.
+    case unusable(String)
+}
+
+/// A cover read and validated off the coordinator's queue, with the stamp
+/// its file had just before the read (nil: no regular file): the verdict
+/// stands while the file still has that stamp.
+public struct CoverVerdict: Sendable, Equatable {
+    public var check: CachedFileCheck
+    public var stamp: FileStamp?
+
+    public init(_ check: CachedFileCheck, stamp: FileStamp?) {
+        self.check = check
+        self.stamp = stamp
+    }
 }
 
 /// The file operations the planner needs synchronously, on the coordinator's
@@ -70,6 +88,8 @@ public protocol CoverFiles {
     /// Whether `<id>.png` is a valid cover; `row` says what the index expects,
     /// so an unchanged file (same size and mtime) need not be read.
     func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck
+    /// `<id>.png`'s size and modification time; nil when it is not a regular file.
+    func stamp(_ id: AlbumID) -> FileStamp?
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
