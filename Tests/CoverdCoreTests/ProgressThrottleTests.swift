@@ -27,46 +27,35 @@ struct ProgressThrottleTests {
 
     func pending(_ count: Int) -> SyncSummary { SyncSummary(albums: 10, cached: 10 - count, pending: count, failed: 0) }
 
+    /// Offers `summaries` one after another on the coordinator's queue, with
+    /// `interval` between posts, and returns what was posted once `count` posts came.
+    func posts(offering summaries: [SyncSummary], interval: Duration, until count: Int) throws -> [SyncSummary] {
+        let token = observe()
+        defer { token.cancel() }
+        let throttle = ProgressThrottle(bus: bus, queue: queue, interval: interval)
+        defer { throttle.cancel() }
+        queue.sync { summaries.forEach(throttle.offer) }
+        try waitUntil("\(count) posts") { posted.all.count == count }
+        queue.sync {}
+        observer.sync {}
+        return posted.all
+    }
+
     @Test("Given summaries offered in quick succession while covers are pending, when the interval passes, then the first is posted at once and only the latest after it")
     func coalescedWhilePending() throws {
         // Given: an interval long enough that the three offers fall inside it
-        let token = observe()
-        defer { token.cancel() }
-        let throttle = ProgressThrottle(bus: bus, queue: queue, interval: .milliseconds(300))
-        defer { throttle.cancel() }
-
         // When
-        queue.sync {
-            throttle.offer(pending(5))
-            throttle.offer(pending(4))
-            throttle.offer(pending(3))
-        }
-
+        let posted = try posts(offering: [pending(5), pending(4), pending(3)], interval: .milliseconds(300), until: 2)
         // Then
-        try waitUntil("the trailing post") { posted.all.count == 2 }
-        queue.sync {}
-        observer.sync {}
-        #expect(posted.all == [pending(5), pending(3)])
+        #expect(posted == [pending(5), pending(3)])
     }
 
     @Test("Given a summary with nothing pending, when offered right after another post, then it is posted at once, and an unchanged one not at all")
     func nothingPendingPostsAtOnce() throws {
-        // Given
-        let token = observe()
-        defer { token.cancel() }
-        let throttle = ProgressThrottle(bus: bus, queue: queue, interval: .seconds(3600))
-        defer { throttle.cancel() }
-
+        // Given: an hour between posts, so no timer can be what posts the second
         // When
-        queue.sync {
-            throttle.offer(pending(1))
-            throttle.offer(pending(0))
-            throttle.offer(pending(0))
-        }
-
-        // Then: within an hour's interval, so no timer was needed
-        try waitUntil("both posts") { posted.all.count == 2 }
-        observer.sync {}
-        #expect(posted.all == [pending(1), pending(0)])
+        let posted = try posts(offering: [pending(1), pending(0), pending(0)], interval: .seconds(3600), until: 2)
+        // Then
+        #expect(posted == [pending(1), pending(0)])
     }
 }

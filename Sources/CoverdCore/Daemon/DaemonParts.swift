@@ -29,6 +29,8 @@ struct DaemonParts {
         let sweep = DispatchGroup()
         leftoverSweep = sweep
         // A start that fails after this point waits for the sweep, so its notice is not lost.
+        var started = false
+        defer { if !started { sweep.wait() } }
         DispatchQueue(label: "coverd.leftovers").async(group: sweep) { [store] in
             let leftovers = store.removeLeftovers(sparingThisRun: true)
             guard !leftovers.isEmpty else { return }
@@ -40,13 +42,11 @@ struct DaemonParts {
         do {
             index = try CoverIndex(cacheDirectory: config.cacheDirectory)
         } catch {
-            sweep.wait()
             throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
         }
         do {
             fetcher = try CurlFetcher(settings: config.fetch)
         } catch {
-            sweep.wait()
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
         for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
@@ -58,16 +58,15 @@ struct DaemonParts {
             watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
         } catch {
             fetcher.shutdown()
-            sweep.wait()
             throw DaemonError("cannot watch the records directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
         do {
             try coordinator.start()
         } catch {
             fetcher.shutdown()
-            sweep.wait()
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
+        started = true
     }
 
     /// Waits for the sweep of leftovers: before READY, so a ready daemon's cache holds none.

@@ -37,10 +37,8 @@ struct StoreCoverFiles: CoverFiles, Sendable {
             // As for downloads, the stream's start only: `coverd verify` inflates everything.
             _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
             return CoverVerdict(.valid(stamp), stamp: stamp)
-        } catch .tooLarge(let width, let height, let reason) {
-            let error = PNGValidationError.tooLarge(width: width, height: height, reason: reason)
-            return CoverVerdict(.unusable("beyond the image limits: \(error)"), stamp: stamp)
         } catch {
+            if case .tooLarge = error { return CoverVerdict(.unusable("beyond the image limits: \(error)"), stamp: stamp) }
             return CoverVerdict(.invalid(error.description), stamp: stamp)
         }
     }
