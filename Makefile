@@ -4,7 +4,7 @@ SWIFT ?= swift
 BUILD ?= release
 # Release builds link the Swift runtime, Dispatch and Foundation statically: no
 # symbol binding across 20 Swift libraries at start-up and no calls through the
-# PLT for every retain and release. Measured (README, Performance, 2026-11-23):
+# PLT for every retain and release. Measured (bench/HISTORY.md, 2026-11-23):
 # restart to READY median 1.34 -> 1.24 s, after a cache drop 2.09 -> 1.93 s,
 # RSS at 100,000 albums 6 MiB lower. The binary grows from 13 to 83 MB, most of
 # it ICU data that is never paged in. (The link prints one warning from Foundation's own use of

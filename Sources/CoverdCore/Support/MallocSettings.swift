@@ -28,7 +28,7 @@ enum MallocSettings {
         // derived ids, 126.7–127.1 against 121.4–121.9 with 60-character
         // ids). A fixed threshold also fixes the trim threshold (128 KiB), so
         // the heap's top is given back more often; a full sync was no slower,
-        // with the same peak RSS (see the README's latest figures).
+        // with the same peak RSS (see bench/HISTORY.md).
         _ = coverd_set_malloc_mmap_threshold(1 << 20)
     }
 
