@@ -252,8 +252,8 @@ def process_cpu_seconds(pid):
 
 
 def idle_cpu(pid, seconds):
-    """CPU used by `pid` over `seconds`. Not the clock-tick counts of /proc/<pid>/stat: those are the precise
-    total rounded down to 10 ms, so a few microseconds that cross a tick boundary read as 10 ms."""
+    """CPU used by `pid` over `seconds`. Not the tick counts of /proc/<pid>/stat (1/CLK_TCK s each, user and
+    system rounded down apart), where a few microseconds that cross a tick boundary read as a whole tick."""
     before = process_cpu_seconds(pid)
     time.sleep(seconds)
     return process_cpu_seconds(pid) - before

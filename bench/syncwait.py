@@ -4,7 +4,7 @@ coverd under `strace -f -T` for its sync calls, then the time spent blocked in e
     python3 bench/syncwait.py "$(swift build -c release --show-bin-path)/coverd"
 
 Root only (loop device). strace slows coverd several times over: read the shares, not
-the seconds. CPU profiles cannot show this time; see README, Performance.
+the seconds. CPU profiles cannot show this time; see bench/HISTORY.md (2026-11-22, the disk as the limit).
 """
 import collections
 import os
