@@ -43,7 +43,7 @@ struct DaemonPartsTests {
         control.shutdown()
     }
 
-    @Test("Given an index listing a cached cover whose file was deleted, when the daemon's parts start, then the cover is reported lost and the totals count it")
+    @Test("Given an index listing a cached cover whose file was deleted, when the daemon's parts start, then the check's start is posted, the cover is reported lost and the totals count it")
     func partsCheckAfterTheFirstScan() throws {
         // Given: album "x" in a record, cached in the index with a stamp, its file gone
         let directory = TestDirectory()
@@ -59,8 +59,13 @@ struct DaemonPartsTests {
         let bus = EventBus()
         let lost = Mutex<[CachedCoversLost]>([])
         let checked = Mutex<[CachedCoversChecked]>([])
+        let begun = Mutex<[(count: Int, beforeTotals: Bool)]>([])
         let queue = DispatchQueue(label: "test.observer")
         let tokens = [
+            bus.observe(CachedCoversCheckStarted.self, on: queue) { message in
+                let beforeTotals = checked.withLock { $0.isEmpty }
+                begun.withLock { $0.append((message.count, beforeTotals)) }
+            },
             bus.observe(CachedCoversLost.self, on: queue) { message in lost.withLock { $0.append(message) } },
             bus.observe(CachedCoversChecked.self, on: queue) { message in checked.withLock { $0.append(message) } },
         ]
@@ -77,6 +82,8 @@ struct DaemonPartsTests {
         let totals = try #require(checked.withLock { $0.first })
         #expect(totals.compared == 1)
         #expect(totals.lost == 1)
+        #expect(begun.withLock { $0.map(\.count) } == [1])
+        #expect(begun.withLock { $0.allSatisfy(\.beforeTotals) })
         let covers = lost.withLock { $0.flatMap(\.covers) }
         #expect(covers.map(\.album.id) == [AlbumID(trusted: "x")])
         #expect(covers.map(\.path) == [cache + "/covers/x.png"])

@@ -108,6 +108,33 @@ struct SystemdTests {
         #expect(messages[2]["STATUS"] == "0 albums: 0 cached, 0 pending, 0 failed; stopping")
     }
 
+    @Test("Given the check of cached covers still running at READY, when it ends, then STATUS= says so until then and not after")
+    func statusWhileCheckingCachedCovers() throws {
+        // Given
+        let notifier = RecordingNotifier()
+        let bus = EventBus()
+        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
+        reporter.start()
+        bus.post(LifecycleChanged(.started))
+        bus.post(SyncProgress(summary: SyncSummary(albums: 3, cached: 3)))
+        bus.post(CachedCoversCheckStarted(count: 3))
+        bus.post(LifecycleChanged(.ready))
+        reporter.flush()
+        let atReady = notifier.messages.last { $0["READY"] == "1" }
+        #expect(atReady?["STATUS"] == "3 albums: 3 cached, 0 pending, 0 failed; checking 3 cached covers")
+
+        // When
+        bus.post(SyncProgress(summary: SyncSummary(albums: 3, cached: 2, pending: 1)))
+        bus.post(CachedCoversChecked(compared: 3, lost: 1, duration: .milliseconds(5)))
+        reporter.flush()
+
+        // Then: the end of the check goes out at once, even with a cover pending and the interval not over
+        #expect(notifier.values("STATUS").last == "3 albums: 2 cached, 1 pending, 0 failed")
+        bus.post(LifecycleChanged(.stopping))
+        reporter.flush()
+        #expect(notifier.values("STATUS").last == "3 albums: 2 cached, 1 pending, 0 failed; stopping")
+    }
+
     @Test("Given metadata keys, when mapped to journal fields, then names are valid and prefixed")
     func journalFieldNames() {
         #expect(JournalLogHandler.fieldName(for: "event") == "COVERD_EVENT")

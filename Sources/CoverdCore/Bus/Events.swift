@@ -127,6 +127,13 @@ public struct CachedCoversLost: BusMessage {
     public var covers: [Cover]
 }
 
+/// The check after the first scan has begun: `count` covers the index lists
+/// as cached are to be looked at on the disk (`CachedCoversChecked` follows,
+/// unless the daemon stops first).
+public struct CachedCoversCheckStarted: BusMessage {
+    public var count: Int
+}
+
 /// The check after the first scan is done: every cover that scan took as
 /// cached on the index's word and the planner still held as cached (`compared`)
 /// was looked at on the disk, and `lost` of them are fetched again.

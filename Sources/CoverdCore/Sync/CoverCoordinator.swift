@@ -276,6 +276,7 @@ public final class CoverCoordinator: Sendable {
             finished: { [bus] compared, lost, duration in
                 bus.post(CachedCoversChecked(compared: compared, lost: lost, duration: duration))
             })
+        if !ids.isEmpty { bus.post(CachedCoversCheckStarted(count: ids.count)) }
         cachedCovers.start(ids, in: coverFiles, target: queue, steps: steps)
     }
 

@@ -7,8 +7,13 @@ import Synchronization
 /// that always begins with the contract's summary
 /// (`<N> albums: <C> cached, <P> pending, <F> failed`).
 ///
+/// While the covers taken as cached at start-up are being looked at, the line
+/// ends "; checking N cached covers" (a lifecycle note such as "stopping"
+/// takes its place).
+///
 /// Progress is coalesced: while covers are pending, STATUS= goes out at most
-/// about once a second; when nothing is pending any more it goes out at once.
+/// about once a second; when nothing is pending any more it goes out at once,
+/// and so do the check's start and end.
 public final class SystemdReporter: Sendable {
     private let notifier: any ReadinessNotifying
     private let bus: EventBus
@@ -21,6 +26,8 @@ public final class SystemdReporter: Sendable {
     private struct State {
         var summary = SyncSummary()
         var note: String? = "starting"
+        /// How many cached covers the check after the first scan is looking at; nil when none is running.
+        var checking: Int?
         var lastSent: ContinuousClock.Instant?
         var sentLine: String?
         var timerArmed = false
@@ -39,6 +46,8 @@ public final class SystemdReporter: Sendable {
         let observations = [
             bus.observe(LifecycleChanged.self, on: queue) { [weak self] in self?.lifecycle($0.phase) },
             bus.observe(SyncProgress.self, on: queue) { [weak self] in self?.progress($0.summary) },
+            bus.observe(CachedCoversCheckStarted.self, on: queue) { [weak self] in self?.checking($0.count) },
+            bus.observe(CachedCoversChecked.self, on: queue) { [weak self] _ in self?.checking(nil) },
         ]
         tokens.withLock { $0 = observations }
     }
@@ -84,6 +93,11 @@ public final class SystemdReporter: Sendable {
         }
     }
 
+    private func checking(_ count: Int?) {
+        state.withLock { $0.checking = count }
+        sendStatus()
+    }
+
     private func timerFired() {
         state.withLock { $0.timerArmed = false }
         sendStatus()
@@ -98,7 +112,8 @@ public final class SystemdReporter: Sendable {
     }
 
     private func line(_ state: State) -> String {
-        state.summary.line + (state.note.map { "; \($0)" } ?? "")
+        let note = state.note ?? state.checking.map { "checking \($0) cached covers" }
+        return state.summary.line + (note.map { "; \($0)" } ?? "")
     }
 
     private func send(_ assignments: [(key: String, value: String)]) {
