@@ -40,4 +40,14 @@ static inline curl_version_info_data *coverd_curl_version_info(void) {
 static inline CURLMcode coverd_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
 }
+// The multi handle's socket and timer callbacks and their user pointers (curl_multi_socket_action).
+static inline CURLMcode coverd_multi_setopt_socket_function(CURLM *multi, curl_socket_callback value) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, value);
+}
+static inline CURLMcode coverd_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback value) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, value);
+}
+static inline CURLMcode coverd_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
 #endif

@@ -1,6 +1,7 @@
 #ifndef COVERD_CLINUX_SHIM_H
 #define COVERD_CLINUX_SHIM_H
 // Linux interfaces the Glibc module does not export.
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/prctl.h>

@@ -22,9 +22,10 @@ public final class CurlFetcher: CoverFetching {
         let setup = try TransferSetup(settings: settings, userAgent: userAgent)
         notes = setup.notes
         let inbox = self.inbox
+        let epoll = try EpollSet(watching: inbox.wake.descriptor)
         let stopped = self.stopped
         let thread = Thread {
-            TransferLoop(inbox: inbox, setup: setup).run()
+            TransferLoop(inbox: inbox, setup: setup, epoll: epoll).run()
             stopped.signal()
         }
         thread.name = "coverd-transfers"

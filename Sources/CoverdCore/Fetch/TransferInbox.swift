@@ -11,7 +11,7 @@ enum TransferCommand: Sendable {
 }
 
 /// The only way into the transfer thread: commands queue here and an eventfd
-/// wakes the loop from `curl_multi_poll`. Thread-safe through its mutex.
+/// wakes the loop from its epoll wait. Thread-safe through its mutex.
 final class TransferInbox: Sendable {
     private let state = Mutex<(commands: [TransferCommand], closed: Bool)>(([], false))
     let wake: EventFD

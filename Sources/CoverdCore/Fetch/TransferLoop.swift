@@ -2,12 +2,14 @@ import CCurl
 import Foundation
 
 /// The transfer thread's state: one multi handle (one connection cache, as
-/// `curl -Z` uses), the active transfers, the admission queue and a pool of
-/// reusable easy handles. Created and used on the transfer thread only.
+/// `curl -Z` uses) driven by `curl_multi_socket_action` (`CurlSocketDriver`),
+/// the active transfers, the admission queue and a pool of reusable easy
+/// handles. Created and used on the transfer thread only.
 final class TransferLoop {
     private let inbox: TransferInbox
     private var setup: TransferSetup
-    private let multi: CurlMulti
+    private let driver: CurlSocketDriver
+    private var multi: CurlMulti { driver.multi }
     private var admission: AdmissionQueue<Waiting>
     private var active: [FetchID: Transfer] = [:]
     private var origins: [FetchID: String] = [:]
@@ -23,16 +25,19 @@ final class TransferLoop {
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
-    init(inbox: TransferInbox, setup: TransferSetup) {
+    init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet) {
         self.inbox = inbox
         self.setup = setup
-        multi = CurlMulti(settings: setup.settings)
+        driver = CurlSocketDriver(multi: CurlMulti(settings: setup.settings), epoll: epoll, wake: inbox.wake.descriptor)
         admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
     }
 
     /// Runs until a `.shutdown` command; every fetch is completed before it returns.
+    ///
+    /// A transfer added by `startAdmitted` sets libcurl's timer to zero, so
+    /// the wait that follows returns at once and the transfer starts; one that
+    /// finishes frees its slot for the next turn, which starts the next.
     func run() {
-        var running: Int32 = 0
         while true {
             for command in inbox.drain() {
                 if case .shutdown = command {
@@ -42,29 +47,9 @@ final class TransferLoop {
                 handle(command)
             }
             startAdmitted()
-            curl_multi_perform(multi.handle, &running)
+            if driver.waitAndAct(transfersActive: !active.isEmpty) { inbox.wake.drain() }
             collectFinished()
-            if admission.waitingCount > 0 && admission.activeCount < admission.concurrency {
-                startAdmitted()
-                curl_multi_perform(multi.handle, &running)
-            }
-            wait()
         }
-    }
-
-    /// Blocks until a socket is ready, curl's next timeout, or a command
-    /// arrives. With nothing active there is no timeout at all: an idle
-    /// daemon sleeps here without waking.
-    private func wait() {
-        var timeout = Int32.max
-        if !active.isEmpty {
-            var curlTimeout = -1
-            curl_multi_timeout(multi.handle, &curlTimeout)
-            timeout = curlTimeout < 0 ? 1000 : Int32(min(curlTimeout, 1000))
-        }
-        var wakeFD = curl_waitfd(fd: inbox.wake.descriptor, events: Int16(CURL_WAIT_POLLIN), revents: 0)
-        curl_multi_poll(multi.handle, &wakeFD, 1, timeout, nil)
-        if wakeFD.revents != 0 { inbox.wake.drain() }
     }
 
     private func handle(_ command: TransferCommand) {
