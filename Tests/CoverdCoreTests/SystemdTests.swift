@@ -135,6 +135,33 @@ struct SystemdTests {
         #expect(notifier.values("STATUS").last == "3 albums: 2 cached, 1 pending, 0 failed; stopping")
     }
 
+    @Test("Given the check of cached covers running, when a reload comes and then a stop, then each lifecycle note takes the check's place while it lasts")
+    func lifecycleNotesOverTheCheck() throws {
+        // Given
+        let notifier = RecordingNotifier()
+        let bus = EventBus()
+        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
+        reporter.start()
+        bus.post(SyncProgress(summary: SyncSummary(albums: 2, cached: 2)))
+        bus.post(CachedCoversCheckStarted(count: 2))
+        bus.post(LifecycleChanged(.ready))
+
+        // When
+        bus.post(LifecycleChanged(.reloading))
+        reporter.flush()
+        let duringReload = notifier.values("STATUS").last
+        bus.post(LifecycleChanged(.ready))
+        reporter.flush()
+        let afterReload = notifier.values("STATUS").last
+        bus.post(LifecycleChanged(.stopping))
+        reporter.flush()
+
+        // Then
+        #expect(duringReload == "2 albums: 2 cached, 0 pending, 0 failed; reloading")
+        #expect(afterReload == "2 albums: 2 cached, 0 pending, 0 failed; checking 2 cached covers")
+        #expect(notifier.values("STATUS").last == "2 albums: 2 cached, 0 pending, 0 failed; stopping")
+    }
+
     @Test("Given metadata keys, when mapped to journal fields, then names are valid and prefixed")
     func journalFieldNames() {
         #expect(JournalLogHandler.fieldName(for: "event") == "COVERD_EVENT")

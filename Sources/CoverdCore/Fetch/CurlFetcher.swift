@@ -13,6 +13,8 @@ public final class CurlFetcher: CoverFetching {
     private let userAgent: String
     private let stopped = DispatchSemaphore(value: 0)
     private let isShutDown = Atomic<Bool>(false)
+    /// The transfer thread's name.
+    public static let threadName = "coverd-transfer"
     /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
     public let notes: [String]
 
@@ -25,10 +27,12 @@ public final class CurlFetcher: CoverFetching {
         let epoll = try EpollSet(watching: inbox.wake.descriptor)
         let stopped = self.stopped
         let thread = Thread {
+            // Named from inside: Foundation names the kernel's thread (`comm`, 15 bytes at most,
+            // as `top -H` and /proc show it) only for the current thread.
+            Thread.current.name = CurlFetcher.threadName
             TransferLoop(inbox: inbox, setup: setup, epoll: epoll).run()
             stopped.signal()
         }
-        thread.name = "coverd-transfers"
         thread.start()
     }
 

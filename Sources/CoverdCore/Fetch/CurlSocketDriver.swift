@@ -30,8 +30,11 @@ final class CurlSocketDriver {
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
     private var deadline: ContinuousClock.Instant?
     private var events = [epoll_event](repeating: epoll_event(), count: 64)
-    /// While transfers run, libcurl is given a timeout action at least this often,
-    /// so that no lost wake-up can stall them.
+    /// Sockets libcurl asked to stop watching while the current batch of events is acted on.
+    private var removedThisTurn: Set<Int32> = []
+    /// While transfers run, a wait ends at least this often, and a wait that
+    /// ends with no event gives libcurl a timeout action (the low-speed and
+    /// total timeouts are checked then), so that no lost readiness stalls them.
     private static let longestWait: Duration = .seconds(1)
 
     /// `epoll` already watches `wake`, a descriptor that becomes readable when the loop has commands to handle.
@@ -60,21 +63,31 @@ final class CurlSocketDriver {
     /// Returns true when the wake descriptor was readable (it is left to the caller to drain).
     func waitAndAct(transfersActive: Bool) -> Bool {
         let count = epoll_wait(epoll, &events, Int32(events.count), waitMilliseconds(transfersActive: transfersActive))
+        if count < 0 {
+            let code = errno
+            // EINTR (a stop and continue, say) just goes round again; anything else would spin here for ever.
+            precondition(code == EINTR, "epoll_wait on the transfer loop's epoll set: \(SystemError.describe(code))")
+        }
         var woken = false
         var running: Int32 = 0
+        removedThisTurn.removeAll(keepingCapacity: true)
         for event in events.prefix(Int(max(count, 0))) {
             let fd = event.data.fd
             guard fd != wake else {
                 woken = true
                 continue
             }
+            // Acting on an earlier event may have closed this socket and opened another under its number.
+            guard !removedThisTurn.contains(fd) else { continue }
             var mask: Int32 = 0
             if event.events & EPOLLIN.rawValue != 0 { mask |= CURL_CSELECT_IN }
             if event.events & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
             if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
             curl_multi_socket_action(multi.handle, fd, mask, &running)
         }
-        let due = deadline.map { ContinuousClock.now >= $0 } ?? (transfersActive && count == 0)
+        // A wait that timed out with transfers running acts too, even before libcurl's timer is due:
+        // the safety net that keeps a transfer whose readiness was lost (see `watch`) moving.
+        let due = (transfersActive && count == 0) || deadline.map { ContinuousClock.now >= $0 } ?? false
         if due {
             deadline = nil
             curl_multi_socket_action(multi.handle, CURL_SOCKET_TIMEOUT, 0, &running)
@@ -87,13 +100,13 @@ final class CurlSocketDriver {
         guard let deadline else { return Int32(Self.longestWait.milliseconds) }
         let left = min(deadline - ContinuousClock.now, Self.longestWait)
         guard left > .zero else { return 0 }
-        // Rounded up: woken before libcurl's timer expires, it would not set it again.
-        return Int32((left + .microseconds(999)).milliseconds)
+        return Int32((left + .microseconds(999)).milliseconds)  // rounded up, so as not to wake early
     }
 
     fileprivate func watch(_ socket: Int32, _ what: Int32) {
         guard what != CURL_POLL_REMOVE else {
             if watched.remove(socket) != nil { epoll_ctl(epoll, EPOLL_CTL_DEL, socket, nil) }
+            removedThisTurn.insert(socket)
             return
         }
         var event = epoll_event()
@@ -109,8 +122,15 @@ final class CurlSocketDriver {
         }
     }
 
+    /// libcurl truncates its timeouts to whole milliseconds, so a deadline of
+    /// exactly `milliseconds` from now would usually come just before its timer
+    /// expires and cost a second wake-up; one millisecond more avoids that.
     fileprivate func setTimer(milliseconds: Int) {
-        deadline = milliseconds < 0 ? nil : ContinuousClock.now + .milliseconds(milliseconds)
+        guard milliseconds >= 0 else {
+            deadline = nil
+            return
+        }
+        deadline = ContinuousClock.now + .milliseconds(milliseconds == 0 ? 0 : milliseconds + 1)
     }
 }
 

@@ -5,8 +5,8 @@ import Glibc
 import Musl
 #endif
 
-/// Owns a Linux eventfd, used to wake a thread blocked in poll(2) from any
-/// other thread. Sendable because its only state is an immutable descriptor
+/// Owns a Linux eventfd, used to wake a thread blocked in poll(2) or
+/// epoll_wait(2) from any other thread. Sendable because its only state is an immutable descriptor
 /// and eventfd reads and writes are atomic in the kernel.
 public final class EventFD: Sendable {
     public let descriptor: Int32
