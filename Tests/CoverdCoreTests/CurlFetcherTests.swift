@@ -118,4 +118,28 @@ struct CurlFetcherTests {
         }
         #expect(body.bytes == png)
     }
+
+    @Test("Given commands queued before the loop drains, when counted on the eventfd, then they woke it once, and a command after the drain wakes it again")
+    func inboxCoalescesWakeUps() throws {
+        // Given
+        let inbox = try TransferInbox()
+        func signals() -> UInt64 {
+            var value: UInt64 = 0
+            let count = withUnsafeMutableBytes(of: &value) { read(inbox.wake.descriptor, $0.baseAddress, 8) }
+            return count == 8 ? value : 0  // EAGAIN: not signalled since the last read
+        }
+        for _ in 0..<5 { inbox.send(.bodyConsumed) }
+
+        // When
+        let first = signals()
+        let drained = inbox.drain()
+        inbox.send(.bodyConsumed)
+
+        // Then
+        #expect(first == 1)
+        #expect(drained.count == 5)
+        #expect(signals() == 1)
+        #expect(inbox.drain().count == 1)
+        #expect(signals() == 0)
+    }
 }

@@ -12,8 +12,14 @@ enum TransferCommand: Sendable {
 
 /// The only way into the transfer thread: commands queue here and an eventfd
 /// wakes the loop from its epoll wait. Thread-safe through its mutex.
+///
+/// Wake-ups are coalesced: only the first command queued since the loop's
+/// last `drain` writes to the eventfd (a 10,000-cover sync queues two
+/// commands a cover, a start and a consumed body). Nothing is lost: a command
+/// queued after a `drain` always signals, and one queued before it is in what
+/// that `drain` returns.
 final class TransferInbox: Sendable {
-    private let state = Mutex<(commands: [TransferCommand], closed: Bool)>(([], false))
+    private let state = Mutex<(commands: [TransferCommand], closed: Bool, signalled: Bool)>(([], false, false))
     let wake: EventFD
 
     init() throws(SystemError) {
@@ -23,18 +29,22 @@ final class TransferInbox: Sendable {
     /// Queues `command`; false once the loop has closed the inbox (it is not queued then).
     @discardableResult
     func send(_ command: TransferCommand) -> Bool {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.closed else { return false }
+        let (accepted, signal) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (false, false) }
             state.commands.append(command)
-            return true
+            defer { state.signalled = true }
+            return (true, !state.signalled)
         }
-        if accepted { wake.signal() }
+        if signal { wake.signal() }
         return accepted
     }
 
     func drain() -> [TransferCommand] {
         state.withLock { state in
-            defer { state.commands = [] }
+            defer {
+                state.commands = []
+                state.signalled = false
+            }
             return state.commands
         }
     }
