@@ -7,29 +7,32 @@ import Testing
 struct CacheTests {
     let directory = TestDirectory()
 
-    @Test("Given a cover, when written and committed, then <id>.png holds exactly the bytes and no temporary file remains")
+    @Test("Given a cover, when written and committed, then covers/ holds nothing until <id>.png appears with exactly the bytes, and no temporary file remains")
     func atomicWrite() throws {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
         let id = try AlbumID(validating: "x")
         let png = PNGFixture.make()
         let temporary = try store.writeTemporary(png, for: id)
-        #expect(store.listNames().count == 1)
-        #expect(store.listNames().first?.hasPrefix(".x.") == true)
+        #expect(store.listNames().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.temporaryDirectory).map { $0.hasPrefix(".x.") } == [true])
         let stamp = try store.commit(temporary, as: id)
         #expect(stamp.bytes == png.count)
         #expect(readBytes(store.path(for: id)) == png)
         #expect(store.listNames() == ["x.png"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.temporaryDirectory).isEmpty)
     }
 
-    @Test("Given temporary files left by a crash, when the store starts, then they are removed and covers kept")
+    @Test("Given temporary files left by a crash, in incoming/ and (as older versions left them) in covers/, when the store starts, then they are removed and covers kept")
     func leftovers() throws {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
         try writeAtomically(PNGFixture.make(), to: store.directory + "/keep.png")
+        #expect(FileManager.default.createFile(atPath: store.temporaryDirectory + "/.y.abc.tmp", contents: Data([4])))
         #expect(FileManager.default.createFile(atPath: store.directory + "/.x.abc.tmp", contents: Data([1, 2, 3])))
-        #expect(store.removeLeftovers() == [".x.abc.tmp"])
+        #expect(store.removeLeftovers() == [store.temporaryDirectory + "/.y.abc.tmp", store.directory + "/.x.abc.tmp"])
         #expect(store.listNames() == ["keep.png"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.temporaryDirectory).isEmpty)
     }
 
     @Test("Given an earlier run's temporary file and this run's, when swept sparing this run, then only the earlier one goes")
@@ -46,10 +49,10 @@ struct CacheTests {
         // When
         let swept = store.removeLeftovers(sparingThisRun: true)
         // Then
-        #expect(swept == [(old.path as NSString).lastPathComponent])
+        #expect(swept == [old.path])
         #expect(FileManager.default.fileExists(atPath: own.path))
         // And at a stop, every temporary goes
-        #expect(store.removeLeftovers() == [(own.path as NSString).lastPathComponent])
+        #expect(store.removeLeftovers() == [own.path])
     }
 
     @Test("Given rows written in one batch, when read back by another connection, then every field round-trips")

@@ -53,7 +53,7 @@ struct CrashSafetyTests {
             let leftovers = world.strayFiles()
             let restarted = try world.startDaemon()
             try restarted.waitUntilReady()
-            for name in leftovers { #expect(!FileManager.default.fileExists(atPath: coversDirectory + "/" + name), "leftover \(name)") }
+            for name in leftovers { #expect(!FileManager.default.fileExists(atPath: world.cache + "/" + name), "leftover \(name)") }
             restarted.send(SIGKILL)
             try waitUntil("the second kill") { !restarted.isRunning }
         }

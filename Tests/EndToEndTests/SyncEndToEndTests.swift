@@ -38,9 +38,11 @@ struct World {
 
     func coverPath(_ id: String) -> String { cache + "/covers/" + id + ".png" }
 
-    /// Names in covers/ that are not `<id>.png`: temporary files.
+    /// Temporary files, as paths under the cache: names in covers/ that are not `<id>.png`, and anything in incoming/.
     func strayFiles() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: cache + "/covers")) ?? []).filter { !$0.hasSuffix(".png") || $0.hasPrefix(".") }
+        let covers = ((try? FileManager.default.contentsOfDirectory(atPath: cache + "/covers")) ?? []).filter { !$0.hasSuffix(".png") || $0.hasPrefix(".") }
+        let incoming = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/incoming")) ?? []
+        return covers.map { "covers/" + $0 } + incoming.map { "incoming/" + $0 }
     }
 }
 

@@ -36,7 +36,8 @@ struct DaemonParts {
             guard !leftovers.isEmpty else { return }
             bus.post(OperationFailed(
                 operation: "cleaned up after an unclean stop",
-                error: "removed \(leftovers.count) temporary file(s) from \(store.directory)", severity: .notice))
+                error: "removed \(leftovers.count) temporary file(s): \(leftovers.prefix(3).joined(separator: ", "))\(leftovers.count > 3 ? ", …" : "")",
+                severity: .notice))
         }
         let index: CoverIndex
         do {
