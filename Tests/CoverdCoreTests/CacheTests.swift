@@ -55,6 +55,33 @@ struct CacheTests {
         #expect(store.removeLeftovers() == [own.path])
     }
 
+    @Test("Given covers/ a symlink to a directory on another mount, when the store is prepared, then temporaries are written in covers/ and a cover still commits",
+          .enabled(if: FileManager.default.fileExists(atPath: "/dev/shm"), "no /dev/shm to stand for another mount"))
+    func coversOnAnotherMount() throws {
+        // Given
+        let elsewhere = TestDirectory()  // in the system's temporary directory
+        let other = "/dev/shm/coverd-test-\(UInt64.random(in: 0...UInt64.max))"
+        try makeDirectories(other)
+        defer { try? FileManager.default.removeItem(atPath: other) }
+        try makeDirectories(elsewhere.path)
+        try FileManager.default.createSymbolicLink(atPath: elsewhere.path + "/covers", withDestinationPath: other)
+        let sameMount = try CoverStore(cacheDirectory: directory.path).prepared()
+        try #require(!CoverStore.canRename(from: elsewhere.path, to: other), "/dev/shm is on the same mount here")
+
+        // When
+        let store = try CoverStore(cacheDirectory: elsewhere.path).prepared()
+        let id = try AlbumID(validating: "x")
+        let temporary = try store.writeTemporary(PNGFixture.make(), for: id)
+        _ = try store.commit(temporary, as: id)
+
+        // Then
+        #expect(sameMount.temporaryDirectory == sameMount.incomingDirectory)
+        #expect(store.temporaryDirectory == store.directory)
+        #expect(readBytes(other + "/x.png") == PNGFixture.make())
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["x.png"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)
+    }
+
     @Test("Given rows written in one batch, when read back by another connection, then every field round-trips")
     func indexRoundTrip() throws {
         let index = try CoverIndex(cacheDirectory: directory.path)

@@ -69,7 +69,8 @@ struct CurlFetcherTests {
         var settings = FetchSettings()
         settings.lowSpeedLimit = 0
         settings.totalTimeout = .milliseconds(1500)
-        let fetcher = try CurlFetcher(settings: settings)
+        // No wait of the loop's own ends before an hour: only libcurl's timer can end this one.
+        let fetcher = try CurlFetcher(settings: settings, userAgent: "coverd-test", longestWait: .seconds(3600))
         defer { fetcher.shutdown() }
         let outcomes = FetchOutcomes()
         let id = FetchID(1)

@@ -44,5 +44,6 @@ struct PageCacheTests {
         store.discard(temporary)
         store.dropCachedPages(of: temporary)
         #expect(store.listNames().isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)
     }
 }

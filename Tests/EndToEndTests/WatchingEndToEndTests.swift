@@ -224,6 +224,7 @@ struct FetchingEndToEndTests {
         #expect(error("CRC")?.contains("bad CRC in IDAT") == true)
         #expect(error("Bomb")?.contains("too large (100000×100000") == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers").isEmpty)
+        #expect(world.strayFiles().isEmpty)
         #expect(try daemon.stop() == 0)
     }
 
@@ -266,6 +267,7 @@ struct FetchingEndToEndTests {
         try daemon.waitForStatus("the album gone") { $0.albums == 0 }
         try waitUntil("the server to see the connection dropped", timeout: 10) { try world.server.requests().inFlight == 0 }
         #expect(try FileManager.default.contentsOfDirectory(atPath: world.cache + "/covers").isEmpty)
+        #expect(world.strayFiles().isEmpty)
         #expect(try daemon.stop() == 0)
     }
 }

@@ -272,7 +272,9 @@ try:
     # -- stop -------------------------------------------------------------------------------
     stopped = systemctl("stop", "coverd", check_status=False)
     state = show("ActiveState", "Result", "ExecMainStatus")
+    incoming = os.path.join(os.path.dirname(covers), "incoming")
     leftovers = [n for n in os.listdir(covers) if not n.endswith(".png") or n.startswith(".")]
+    leftovers += os.listdir(incoming) if os.path.isdir(incoming) else []
     check("Given a running service, when systemctl --user stop, then Result=success and no temporary file remains",
           stopped.returncode == 0 and state["ActiveState"] == "inactive" and state["Result"] == "success" and not leftovers,
           f"{state} {leftovers}")

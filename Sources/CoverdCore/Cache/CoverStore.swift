@@ -22,7 +22,7 @@ public struct TemporaryCover: Sendable {
 /// The `covers/` directory: `<id>.png` files that are always complete PNGs.
 ///
 /// A cover is written to a hidden temporary file in `incoming/`, beside
-/// `covers/` in the cache directory (so on the same filesystem), flushed (its
+/// `covers/` in the cache directory, flushed (its
 /// own fsync, or a batched `syncfs`: `FlushBatcher`), then renamed over
 /// `<id>.png`, and `covers/` is synced; a crash at any point leaves either the
 /// old file, the new file, or a temporary file that `removeLeftovers()`
@@ -33,11 +33,17 @@ public struct TemporaryCover: Sendable {
 /// times (created, opened again, renamed from, renamed to, and its entry
 /// removed); in a full sync's profile those scans were most of `rename` and
 /// `openat`, 14% of the samples. In `incoming/`, which holds only the covers
-/// being written, they are short.
+/// being written, they are short. Where a rename from `incoming/` into
+/// `covers/` cannot work (`covers/` a symlink to another disk, or a bind
+/// mount: EXDEV), `prepared()` keeps the temporaries in `covers/` itself, as
+/// versions before this one did.
 public struct CoverStore: Sendable {
     public let directory: String
-    /// Where covers are written before they are renamed into `directory`.
-    public let temporaryDirectory: String
+    /// `incoming/`, swept for leftovers whether or not it is `temporaryDirectory`.
+    public let incomingDirectory: String
+    /// Where covers are written before they are renamed into `directory`:
+    /// `incomingDirectory`, or `directory` itself (see `prepared()`).
+    public private(set) var temporaryDirectory: String
     /// Free space a cover write leaves untouched, so that on a nearly full
     /// disk the index can still record why covers are not being stored.
     public let reserveBytes: Int
@@ -47,7 +53,8 @@ public struct CoverStore: Sendable {
 
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
-        temporaryDirectory = join(cacheDirectory, "incoming")
+        incomingDirectory = join(cacheDirectory, "incoming")
+        temporaryDirectory = incomingDirectory
         self.reserveBytes = reserveBytes
     }
 
@@ -57,7 +64,34 @@ public struct CoverStore: Sendable {
 
     public func createDirectory() throws(SystemError) {
         try makeDirectories(directory)
-        try makeDirectories(temporaryDirectory)
+        try makeDirectories(incomingDirectory)
+    }
+
+    /// Creates both directories and returns the store the daemon writes
+    /// with: temporaries in `incoming/` when a file renamed from there lands
+    /// in `covers/`, else in `covers/` (the rename would fail with EXDEV).
+    public func prepared() throws(SystemError) -> CoverStore {
+        try createDirectory()
+        guard !CoverStore.canRename(from: incomingDirectory, to: directory) else { return self }
+        var fallback = self
+        fallback.temporaryDirectory = directory
+        return fallback
+    }
+
+    /// Whether a file renamed from `source` lands in `target`, tried with an
+    /// empty file named as a temporary (so a crash leaves only a leftover to sweep).
+    static func canRename(from source: String, to target: String) -> Bool {
+        let name = ".rename-check.\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp"
+        let from = join(source, name)
+        let to = join(target, name)
+        let fd = open(from, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        close(fd)
+        defer {
+            unlink(from)
+            unlink(to)
+        }
+        return rename(from, to) == 0
     }
 
     /// Temporary files are `.<id>.<runToken>-<random>.tmp`: hidden, and never `*.png`.
@@ -74,7 +108,7 @@ public struct CoverStore: Sendable {
     /// With `sparingThisRun`, this store's own are left alone, so the sweep
     /// may run while covers are being written.
     public func removeLeftovers(sparingThisRun: Bool = false) -> [String] {
-        [temporaryDirectory, directory].flatMap { folder in
+        [incomingDirectory, directory].flatMap { folder in
             let hidden = listDirectory(folder, keeping: { $0.first == UInt8(ascii: ".") }) ?? []
             return hidden.compactMap(\.name)
                 .filter { CoverStore.isTemporary($0) && !(sparingThisRun && isOwnTemporary($0)) }

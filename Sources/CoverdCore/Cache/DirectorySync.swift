@@ -6,7 +6,9 @@ import Glibc
 import Musl
 #endif
 
-/// Makes renames in a directory durable with `fsync` on the directory,
+/// Makes renames in a directory durable with `fsync` on the directory (and
+/// on the directory they came from, where a rename is not one journal
+/// transaction: see `CoverCoordinator`),
 /// coalesced: renames that happen while a sync runs share the next one, so a
 /// burst of thousands of covers costs a handful of directory syncs instead
 /// of one each. Off the caller's thread; `flush()` waits for the last one.
@@ -15,14 +17,19 @@ import Musl
 /// (the file is missing or does not match the index) and fetched again; the
 /// file's own data is always synced before its rename.
 public final class DirectorySync: Sendable {
-    private let path: String
+    private let paths: [String]
     private let queue = DispatchQueue(label: "coverd.directory-sync")
     private let requested = Atomic<Bool>(false)
     private let onError: @Sendable (SystemError) -> Void
 
     /// `onError` hears of a directory that cannot be opened or synced (on the sync's queue).
-    public init(path: String, onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
-        self.path = path
+    public convenience init(path: String, onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
+        self.init(paths: [path], onError: onError)
+    }
+
+    /// Each of `paths` is synced at every request.
+    public init(paths: [String], onError: @escaping @Sendable (SystemError) -> Void = { _ in }) {
+        self.paths = paths
         self.onError = onError
     }
 
@@ -31,10 +38,15 @@ public final class DirectorySync: Sendable {
         guard !requested.exchange(true, ordering: .acquiringAndReleasing) else { return }
         queue.async { [self] in
             requested.store(false, ordering: .releasing)
-            let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-            guard fd >= 0 else { return onError(SystemError("open", path: path)) }
-            if fsync(fd) != 0 { onError(SystemError("fsync", path: path)) }
-            close(fd)
+            for path in paths {
+                let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+                guard fd >= 0 else {
+                    onError(SystemError("open", path: path))
+                    continue
+                }
+                if fsync(fd) != 0 { onError(SystemError("fsync", path: path)) }
+                close(fd)
+            }
         }
     }
 

@@ -16,12 +16,17 @@ struct DaemonParts {
     var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
 
     init(configuration config: Configuration, bus: EventBus) throws(DaemonError) {
-        store = CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes)
         do {
             try makeDirectories(config.cacheDirectory)
-            try store.createDirectory()
+            store = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).prepared()
         } catch {
             throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
+        }
+        if store.temporaryDirectory != store.incomingDirectory {
+            bus.post(OperationFailed(
+                operation: "write covers through \(store.incomingDirectory)",
+                error: "a file renamed from there does not reach \(store.directory) (another mount?); writing them in \(store.directory) instead",
+                severity: .notice))
         }
         // Listing a cache of 100,000 covers is most of a second after a boot
         // (the directory's blocks come from disk), so it runs beside the index

@@ -18,7 +18,12 @@ public final class CurlFetcher: CoverFetching {
     /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
     public let notes: [String]
 
-    public init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
+    public convenience init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
+        try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.longestWait)
+    }
+
+    /// `longestWait`: see `CurlSocketDriver.longestWait` (tests lengthen it, to see libcurl's timer alone at work).
+    init(settings: FetchSettings, userAgent: String, longestWait: Duration) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()
         let setup = try TransferSetup(settings: settings, userAgent: userAgent)
@@ -30,7 +35,7 @@ public final class CurlFetcher: CoverFetching {
             // Named from inside: Foundation names the kernel's thread (`comm`, 15 bytes at most,
             // as `top -H` and /proc show it) only for the current thread.
             Thread.current.name = CurlFetcher.threadName
-            TransferLoop(inbox: inbox, setup: setup, epoll: epoll).run()
+            TransferLoop(inbox: inbox, setup: setup, epoll: epoll, longestWait: longestWait).run()
             stopped.signal()
         }
         thread.start()

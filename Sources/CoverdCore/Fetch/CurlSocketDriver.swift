@@ -32,14 +32,17 @@ final class CurlSocketDriver {
     private var events = [epoll_event](repeating: epoll_event(), count: 64)
     /// Sockets libcurl asked to stop watching while the current batch of events is acted on.
     private var removedThisTurn: Set<Int32> = []
-    /// While transfers run, a wait ends at least this often, and a wait that
-    /// ends with no event gives libcurl a timeout action (the low-speed and
-    /// total timeouts are checked then), so that no lost readiness stalls them.
-    private static let longestWait: Duration = .seconds(1)
+    /// While transfers run, a wait ends at least this often, and one that ends
+    /// with no event gives libcurl a timeout action: belt and braces against a
+    /// lost timer. (A socket whose readiness was lost is moved only by its
+    /// transfer's own timers, the low-speed check or the total timeout: see `watch`.)
+    static let longestWait: Duration = .seconds(1)
+    private let longestWait: Duration
 
     /// `epoll` already watches `wake`, a descriptor that becomes readable when the loop has commands to handle.
-    init(multi: CurlMulti, epoll: EpollSet, wake: Int32) {
+    init(multi: CurlMulti, epoll: EpollSet, wake: Int32, longestWait: Duration = CurlSocketDriver.longestWait) {
         self.multi = multi
+        self.longestWait = longestWait
         self.epollSet = epoll
         self.wake = wake
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -85,8 +88,8 @@ final class CurlSocketDriver {
             if event.events & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
             curl_multi_socket_action(multi.handle, fd, mask, &running)
         }
-        // A wait that timed out with transfers running acts too, even before libcurl's timer is due:
-        // the safety net that keeps a transfer whose readiness was lost (see `watch`) moving.
+        // A wait that timed out with transfers running acts too, even before libcurl's timer is due
+        // (libcurl allows that, and reports its timer again).
         let due = (transfersActive && count == 0) || deadline.map { ContinuousClock.now >= $0 } ?? false
         if due {
             deadline = nil
@@ -97,10 +100,10 @@ final class CurlSocketDriver {
 
     private func waitMilliseconds(transfersActive: Bool) -> Int32 {
         guard transfersActive else { return -1 }
-        guard let deadline else { return Int32(Self.longestWait.milliseconds) }
-        let left = min(deadline - ContinuousClock.now, Self.longestWait)
+        guard let deadline else { return Int32(clamping: longestWait.milliseconds) }
+        let left = min(deadline - ContinuousClock.now, longestWait)
         guard left > .zero else { return 0 }
-        return Int32((left + .microseconds(999)).milliseconds)  // rounded up, so as not to wake early
+        return Int32(clamping: (left + .microseconds(999)).milliseconds)  // rounded up, so as not to wake early
     }
 
     fileprivate func watch(_ socket: Int32, _ what: Int32) {

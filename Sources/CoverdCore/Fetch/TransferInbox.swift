@@ -15,9 +15,11 @@ enum TransferCommand: Sendable {
 ///
 /// Wake-ups are coalesced: only the first command queued since the loop's
 /// last `drain` writes to the eventfd (a 10,000-cover sync queues two
-/// commands a cover, a start and a consumed body). Nothing is lost: a command
-/// queued after a `drain` always signals, and one queued before it is in what
-/// that `drain` returns.
+/// commands a cover, a start and a consumed body). Nothing is lost as long
+/// as the loop reads the eventfd only between its wait and its next `drain`
+/// (`TransferLoop.run`): a command queued before a `drain` is in what that
+/// `drain` returns, and the first one queued after it signals, and so ends
+/// the next wait.
 final class TransferInbox: Sendable {
     private let state = Mutex<(commands: [TransferCommand], closed: Bool, signalled: Bool)>(([], false, false))
     let wake: EventFD

@@ -25,10 +25,11 @@ final class TransferLoop {
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
-    init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet) {
+    init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet, longestWait: Duration) {
         self.inbox = inbox
         self.setup = setup
-        driver = CurlSocketDriver(multi: CurlMulti(settings: setup.settings), epoll: epoll, wake: inbox.wake.descriptor)
+        driver = CurlSocketDriver(
+            multi: CurlMulti(settings: setup.settings), epoll: epoll, wake: inbox.wake.descriptor, longestWait: longestWait)
         admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
     }
 
@@ -39,9 +40,10 @@ final class TransferLoop {
     /// finishes frees its slot for the next turn, which starts the next.
     func run() {
         while true {
-            for command in inbox.drain() {
+            let commands = inbox.drain()
+            for (position, command) in commands.enumerated() {
                 if case .shutdown = command {
-                    shutDown()
+                    shutDown(after: commands[(position + 1)...])
                     return
                 }
                 handle(command)
@@ -145,11 +147,14 @@ final class TransferLoop {
         pool.append(easy)
     }
 
-    /// Closes the inbox and completes every fetch, queued or running, as cancelled.
-    private func shutDown() {
-        for command in inbox.close() {
-            if case .start(_, _, let completion) = command {
-                completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+    /// Closes the inbox and completes every fetch, queued or running, as
+    /// cancelled; `later` is what the drain that found `.shutdown` held after it.
+    private func shutDown(after later: ArraySlice<TransferCommand>) {
+        for command in later + inbox.close() {
+            switch command {
+            case .start(_, _, let completion): completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            case .probe(let reply): reply()
+            case .cancel, .settings, .bodyConsumed, .shutdown: break
             }
         }
         cancelEverything()

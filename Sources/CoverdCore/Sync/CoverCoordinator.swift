@@ -21,9 +21,8 @@ public final class CoverCoordinator: Sendable {
     private let cachedCovers: CachedCoverCheck
     private let queue = DispatchQueue(label: "coverd.coordinator")
     private let workers: [DispatchQueue]
-    /// Conversions (JPEG, WebP, GIF, scaling) run here, apart from the workers,
-    /// so a slow decode never holds up plain PNGs; at most one per core (and
-    /// at most four), because each may hold a full-size decoded image.
+    /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
+    /// one per core (and four), because each may hold a full-size decoded image.
     private let decoders: DecodePool
     private let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
@@ -46,10 +45,11 @@ public final class CoverCoordinator: Sendable {
         self.index = index
         self.writer = writer
         self.store = store
-        directorySync = DirectorySync(path: store.directory) { [bus] error in
+        flushes = FlushBatcher(directory: store.directory)
+        // Without trusted `syncfs` (FAT, FUSE, network) a rename may land as two directory updates: both are synced.
+        directorySync = DirectorySync(paths: flushes.groupCommits ? [store.directory] : Array(Set([store.directory, store.temporaryDirectory]))) { [bus] error in
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
-        flushes = FlushBatcher(directory: store.directory)
         cachedCovers = CachedCoverCheck()
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
