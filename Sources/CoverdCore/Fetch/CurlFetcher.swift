@@ -7,7 +7,7 @@ import Synchronization
 /// `concurrency` and `per_host` limits.
 ///
 /// Thread-safe: every method only queues a command for the transfer thread
-/// and wakes it; completions are called on that thread and must return quickly.
+/// (waking it unless an earlier command already did: `TransferInbox`); completions are called on that thread and must return quickly.
 public final class CurlFetcher: CoverFetching {
     private let inbox: TransferInbox
     private let userAgent: String
