@@ -51,6 +51,7 @@ struct CurlFetcherTests {
 
         // Then
         try waitUntil("all 40 outcomes") { outcomes.all.count == 40 }
+        #expect(try server.requests().maxInFlight <= 4)
         for (id, bytes) in expected {
             guard case .success(let body)? = outcomes[id] else {
                 Issue.record("\(id): \(String(describing: outcomes[id]))")
@@ -101,8 +102,9 @@ struct CurlFetcherTests {
         defer { fetcher.shutdown() }
         let outcomes = FetchOutcomes()
         fetcher.fetch(FetchID(1), url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(FetchID(1), consumedBy: fetcher))
+        try waitUntil("the request to reach the server") { try server.requests().inFlight == 1 }
 
-        // When
+        // When: cancelled while its transfer runs (not while it waits for a slot)
         fetcher.cancel(FetchID(1))
         fetcher.fetch(FetchID(2), url: try CoverURL(validating: server.url("ok.png")), completion: outcomes.completion(FetchID(2), consumedBy: fetcher))
 
