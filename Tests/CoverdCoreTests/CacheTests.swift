@@ -66,17 +66,20 @@ struct CacheTests {
         try makeDirectories(elsewhere.path)
         try FileManager.default.createSymbolicLink(atPath: elsewhere.path + "/covers", withDestinationPath: other)
         let sameMount = try CoverStore(cacheDirectory: directory.path).prepared()
-        try #require(!CoverStore.canRename(from: elsewhere.path, to: other), "/dev/shm is on the same mount here")
+        try #require(CoverStore.renameFailure(from: elsewhere.path, to: other)?.code == EXDEV, "/dev/shm is on the same mount here")
 
         // When
-        let store = try CoverStore(cacheDirectory: elsewhere.path).prepared()
+        let prepared = try CoverStore(cacheDirectory: elsewhere.path).prepared()
+        let store = prepared.store
         let id = try AlbumID(validating: "x")
         let temporary = try store.writeTemporary(PNGFixture.make(), for: id)
         _ = try store.commit(temporary, as: id)
 
         // Then
-        #expect(sameMount.temporaryDirectory == sameMount.incomingDirectory)
+        #expect(sameMount.store.temporaryDirectory == sameMount.store.incomingDirectory)
+        #expect(sameMount.renameFailure == nil)
         #expect(store.temporaryDirectory == store.directory)
+        #expect(prepared.renameFailure?.description.contains("Invalid cross-device link") == true, "\(String(describing: prepared.renameFailure))")
         #expect(readBytes(other + "/x.png") == PNGFixture.make())
         #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["x.png"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)

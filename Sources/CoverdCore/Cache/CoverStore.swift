@@ -70,28 +70,30 @@ public struct CoverStore: Sendable {
     /// Creates both directories and returns the store the daemon writes
     /// with: temporaries in `incoming/` when a file renamed from there lands
     /// in `covers/`, else in `covers/` (the rename would fail with EXDEV).
-    public func prepared() throws(SystemError) -> CoverStore {
+    /// `renameFailure` says why, when the temporaries stay in `covers/`.
+    public func prepared() throws(SystemError) -> (store: CoverStore, renameFailure: SystemError?) {
         try createDirectory()
-        guard !CoverStore.canRename(from: incomingDirectory, to: directory) else { return self }
+        guard let failure = CoverStore.renameFailure(from: incomingDirectory, to: directory) else { return (self, nil) }
         var fallback = self
         fallback.temporaryDirectory = directory
-        return fallback
+        return (fallback, failure)
     }
 
-    /// Whether a file renamed from `source` lands in `target`, tried with an
-    /// empty file named as a temporary (so a crash leaves only a leftover to sweep).
-    static func canRename(from source: String, to target: String) -> Bool {
+    /// Why a file renamed from `source` would not land in `target` (nil: it
+    /// would), tried with an empty file named as a temporary (so a crash
+    /// leaves only a leftover to sweep).
+    static func renameFailure(from source: String, to target: String) -> SystemError? {
         let name = ".rename-check.\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp"
         let from = join(source, name)
         let to = join(target, name)
         let fd = open(from, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { return false }
+        guard fd >= 0 else { return SystemError("create", path: from) }
         close(fd)
         defer {
             unlink(from)
             unlink(to)
         }
-        return rename(from, to) == 0
+        return rename(from, to) == 0 ? nil : SystemError("rename into \(target)", path: from)
     }
 
     /// Temporary files are `.<id>.<runToken>-<random>.tmp`: hidden, and never `*.png`.

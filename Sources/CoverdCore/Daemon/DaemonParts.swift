@@ -18,15 +18,15 @@ struct DaemonParts {
     init(configuration config: Configuration, bus: EventBus) throws(DaemonError) {
         do {
             try makeDirectories(config.cacheDirectory)
-            store = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).prepared()
+            let prepared = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).prepared()
+            store = prepared.store
+            if let failure = prepared.renameFailure {
+                bus.post(OperationFailed(
+                    operation: "write covers through \(store.incomingDirectory)",
+                    error: "\(failure); writing them in \(store.directory) instead", severity: .notice))
+            }
         } catch {
             throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
-        }
-        if store.temporaryDirectory != store.incomingDirectory {
-            bus.post(OperationFailed(
-                operation: "write covers through \(store.incomingDirectory)",
-                error: "a file renamed from there does not reach \(store.directory) (another mount?); writing them in \(store.directory) instead",
-                severity: .notice))
         }
         // Listing a cache of 100,000 covers is most of a second after a boot
         // (the directory's blocks come from disk), so it runs beside the index
