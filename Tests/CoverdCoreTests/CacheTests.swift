@@ -79,6 +79,8 @@ struct CacheTests {
         #expect(sameMount.store.temporaryDirectory == sameMount.store.incomingDirectory)
         #expect(sameMount.renameFailure == nil)
         #expect(store.temporaryDirectory == store.directory)
+        #expect(store.renamedDirectories == [store.directory])
+        #expect(sameMount.store.renamedDirectories == [sameMount.store.directory, sameMount.store.incomingDirectory])
         #expect(prepared.renameFailure?.description.contains("Invalid cross-device link") == true, "\(String(describing: prepared.renameFailure))")
         #expect(readBytes(other + "/x.png") == PNGFixture.make())
         #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["x.png"])

@@ -40,6 +40,15 @@ final class FakeLoop: LivenessProbing {
 
 @Suite("systemd integration")
 struct SystemdTests {
+    /// A reporter observing a bus of its own, started, with what it sends recorded.
+    func startedReporter(interval: Duration = .seconds(1)) -> (RecordingNotifier, EventBus, SystemdReporter) {
+        let notifier = RecordingNotifier()
+        let bus = EventBus()
+        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: interval)
+        reporter.start()
+        return (notifier, bus, reporter)
+    }
+
     @Test("Given no WATCHDOG_USEC, when a watchdog is made, then there is none")
     func watchdogDisabled() {
         #expect(Watchdog(notifier: RecordingNotifier(), probes: []) == nil)
@@ -74,10 +83,7 @@ struct SystemdTests {
 
     @Test("Given a burst of progress while busy, when reported, then STATUS= is coalesced and the settled state goes out at once")
     func statusCoalescing() throws {
-        let notifier = RecordingNotifier()
-        let bus = EventBus()
-        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
-        reporter.start()
+        let (notifier, bus, reporter) = startedReporter(interval: .seconds(30))
         bus.post(LifecycleChanged(.ready))
         for cached in 0..<200 {
             bus.post(SyncProgress(summary: SyncSummary(albums: 201, cached: cached, pending: 201 - cached, failed: 0)))
@@ -92,10 +98,7 @@ struct SystemdTests {
 
     @Test("Given the lifecycle, when reported, then RELOADING carries MONOTONIC_USEC and STOPPING is sent")
     func lifecycle() throws {
-        let notifier = RecordingNotifier()
-        let bus = EventBus()
-        let reporter = SystemdReporter(notifier: notifier, bus: bus)
-        reporter.start()
+        let (notifier, bus, reporter) = startedReporter()
         bus.post(LifecycleChanged(.reloading))
         bus.post(LifecycleChanged(.ready))
         bus.post(LifecycleChanged(.stopping))
@@ -111,10 +114,7 @@ struct SystemdTests {
     @Test("Given the check of cached covers still running at READY, when it ends, then STATUS= says so until then and not after")
     func statusWhileCheckingCachedCovers() throws {
         // Given
-        let notifier = RecordingNotifier()
-        let bus = EventBus()
-        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
-        reporter.start()
+        let (notifier, bus, reporter) = startedReporter(interval: .seconds(30))
         bus.post(LifecycleChanged(.started))
         bus.post(SyncProgress(summary: SyncSummary(albums: 3, cached: 3)))
         bus.post(CachedCoversCheckStarted(count: 3))
@@ -138,10 +138,7 @@ struct SystemdTests {
     @Test("Given the check of cached covers running, when a reload comes and then a stop, then each lifecycle note takes the check's place while it lasts")
     func lifecycleNotesOverTheCheck() throws {
         // Given
-        let notifier = RecordingNotifier()
-        let bus = EventBus()
-        let reporter = SystemdReporter(notifier: notifier, bus: bus, interval: .seconds(30))
-        reporter.start()
+        let (notifier, bus, reporter) = startedReporter(interval: .seconds(30))
         bus.post(SyncProgress(summary: SyncSummary(albums: 2, cached: 2)))
         bus.post(CachedCoversCheckStarted(count: 2))
         bus.post(LifecycleChanged(.ready))

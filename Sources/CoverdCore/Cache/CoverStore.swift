@@ -99,6 +99,12 @@ public struct CoverStore: Sendable {
     /// Temporary files are `.<id>.<runToken>-<random>.tmp`: hidden, and never `*.png`.
     static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
 
+    /// The directories a `commit`'s rename changes: `covers/`, and the one
+    /// the temporary came from when that is another.
+    public var renamedDirectories: [String] {
+        temporaryDirectory == directory ? [directory] : [directory, temporaryDirectory]
+    }
+
     /// Whether `name` is a temporary file of this store's run (an id may hold dots; the run and the random part do not).
     func isOwnTemporary(_ name: String) -> Bool {
         guard CoverStore.isTemporary(name), let dot = name.dropLast(4).lastIndex(of: ".") else { return false }

@@ -8,7 +8,7 @@ import Musl
 
 /// Makes renames in a directory durable with `fsync` on the directory (and
 /// on the directory they came from, where a rename is not one journal
-/// transaction: see `CoverCoordinator`),
+/// transaction: `CoverStore.renamedDirectories`),
 /// coalesced: renames that happen while a sync runs share the next one, so a
 /// burst of thousands of covers costs a handful of directory syncs instead
 /// of one each. Off the caller's thread; `flush()` waits for the last one.

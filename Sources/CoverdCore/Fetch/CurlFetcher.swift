@@ -7,7 +7,8 @@ import Synchronization
 /// `concurrency` and `per_host` limits.
 ///
 /// Thread-safe: every method only queues a command for the transfer thread
-/// (waking it unless an earlier command already did: `TransferInbox`); completions are called on that thread and must return quickly.
+/// (waking it unless an earlier command already did: `TransferInbox`);
+/// completions are called on that thread and must return quickly.
 public final class CurlFetcher: CoverFetching {
     private let inbox: TransferInbox
     private let userAgent: String
@@ -19,10 +20,10 @@ public final class CurlFetcher: CoverFetching {
     public let notes: [String]
 
     public convenience init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
-        try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.longestWait)
+        try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.defaultLongestWait)
     }
 
-    /// `longestWait`: see `CurlSocketDriver.longestWait` (tests lengthen it, to see libcurl's timer alone at work).
+    /// `longestWait`: see `CurlSocketDriver.defaultLongestWait` (tests lengthen it, to see libcurl's timer alone at work).
     init(settings: FetchSettings, userAgent: String, longestWait: Duration) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()

@@ -24,7 +24,7 @@ final class CurlSocketDriver {
     let multi: CurlMulti
     private let epollSet: EpollSet
     private var epoll: Int32 { epollSet.descriptor }
-    private let wake: Int32
+    private var wake: Int32 { epollSet.wake }
     /// The sockets added to the epoll set (a closed socket leaves it by itself).
     private var watched: Set<Int32> = []
     /// When libcurl wants `CURL_SOCKET_TIMEOUT`; nil when it has no timer.
@@ -36,15 +36,14 @@ final class CurlSocketDriver {
     /// with no event gives libcurl a timeout action: belt and braces against a
     /// lost timer. (A socket whose readiness was lost is moved only by its
     /// transfer's own timers, the low-speed check or the total timeout: see `watch`.)
-    static let longestWait: Duration = .seconds(1)
+    static let defaultLongestWait: Duration = .seconds(1)
     private let longestWait: Duration
 
-    /// `epoll` already watches `wake`, a descriptor that becomes readable when the loop has commands to handle.
-    init(multi: CurlMulti, epoll: EpollSet, wake: Int32, longestWait: Duration = CurlSocketDriver.longestWait) {
+    /// `epoll` already watches its `wake` descriptor, readable when the loop has commands to handle.
+    init(multi: CurlMulti, epoll: EpollSet, longestWait: Duration = CurlSocketDriver.defaultLongestWait) {
         self.multi = multi
         self.longestWait = longestWait
         self.epollSet = epoll
-        self.wake = wake
         let context = Unmanaged.passUnretained(self).toOpaque()
         coverd_multi_setopt_socket_function(multi.handle, curlSocketCallback)
         coverd_multi_setopt_pointer(multi.handle, CURLMOPT_SOCKETDATA, context)

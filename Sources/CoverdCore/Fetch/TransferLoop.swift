@@ -28,8 +28,7 @@ final class TransferLoop {
     init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet, longestWait: Duration) {
         self.inbox = inbox
         self.setup = setup
-        driver = CurlSocketDriver(
-            multi: CurlMulti(settings: setup.settings), epoll: epoll, wake: inbox.wake.descriptor, longestWait: longestWait)
+        driver = CurlSocketDriver(multi: CurlMulti(settings: setup.settings), epoll: epoll, longestWait: longestWait)
         admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
     }
 

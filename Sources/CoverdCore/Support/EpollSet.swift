@@ -13,6 +13,8 @@ import Musl
 /// kernel, and in coverd one thread alone adds, changes and waits.
 final class EpollSet: Sendable {
     let descriptor: Int32
+    /// The descriptor that wakes the waiting thread (it is in the set from the start).
+    let wake: Int32
 
     /// An epoll set that already watches `wake` for reading.
     init(watching wake: Int32) throws(SystemError) {
@@ -27,6 +29,7 @@ final class EpollSet: Sendable {
             throw error
         }
         descriptor = fd
+        self.wake = wake
     }
 
     deinit {

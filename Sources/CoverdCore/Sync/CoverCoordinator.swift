@@ -47,7 +47,7 @@ public final class CoverCoordinator: Sendable {
         self.store = store
         flushes = FlushBatcher(directory: store.directory)
         // Without trusted `syncfs` (FAT, FUSE, network) a rename may land as two directory updates: both are synced.
-        directorySync = DirectorySync(paths: flushes.groupCommits ? [store.directory] : Array(Set([store.directory, store.temporaryDirectory]))) { [bus] error in
+        directorySync = DirectorySync(paths: flushes.groupCommits ? [store.directory] : store.renamedDirectories) { [bus] error in
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
         cachedCovers = CachedCoverCheck()
