@@ -1,5 +1,6 @@
 @testable import CoverdCore
 import CoverdTestSupport
+import Dispatch
 import Foundation
 import Synchronization
 import Testing
@@ -68,5 +69,65 @@ struct FlushBatcherTests {
             "in the failing batch": "syncfs \(EIO)", "queued meanwhile": "syncfs \(EIO)",
             "submitted after the failure": "syncfs \(EIO)", "begun after the failure": "ok",
         ])
+    }
+
+    /// Counts a stand-in `syncfs`'s calls.
+    final class SyncCalls: Sendable {
+        let count = Mutex(0)
+    }
+
+    /// A batcher whose first sync runs until `release` is signalled; `calls` counts the syncs.
+    func blockingBatcher(
+        in directory: TestDirectory, calls: SyncCalls, release: DispatchSemaphore, failing: Bool = false
+    ) throws -> FlushBatcher {
+        let batcher = FlushBatcher(directory: directory.path) { _ in
+            let call = calls.count.withLock { $0 += 1; return $0 }
+            if call == 1 { release.wait() }
+            errno = EIO
+            return failing ? -1 : 0
+        }
+        try #require(batcher.groupCommits, "the test directory must be on ext4, XFS, btrfs, F2FS or tmpfs")
+        return batcher
+    }
+
+    @Test("Given a sync already running, when flushes are requested, then one more sync runs after it, shared by all the requests")
+    func requestsDuringASyncShareTheNext() throws {
+        let directory = TestDirectory()
+        let calls = SyncCalls()
+        let release = DispatchSemaphore(value: 0)
+        let batcher = try blockingBatcher(in: directory, calls: calls, release: release)
+        batcher.requestFlush { _ in Issue.record("no sync fails here") }
+        try waitUntil("the first sync to be running") { calls.count.withLock { $0 } == 1 }
+        // Made after that sync started (a rename, say): it cannot have covered them.
+        for _ in 0..<50 { batcher.requestFlush { _ in Issue.record("no sync fails here") } }
+        release.signal()
+        batcher.waitUntilIdle()
+        #expect(calls.count.withLock { $0 } == 2)
+    }
+
+    @Test("Given a requested flush, when its sync fails, then the request's handler hears the error, once")
+    func failedRequestedFlushIsReported() throws {
+        let directory = TestDirectory()
+        let calls = SyncCalls()
+        let release = DispatchSemaphore(value: 0)
+        release.signal()  // nothing to hold up (a semaphore made with 1 must not be freed at 0)
+        let batcher = try blockingBatcher(in: directory, calls: calls, release: release, failing: true)
+        let heard = Mutex<[String]>([])
+        batcher.requestFlush { error in heard.withLock { $0.append("\(error.operation) \(error.code)") } }
+        batcher.waitUntilIdle()
+        #expect(heard.withLock { $0 } == ["syncfs \(EIO)"])
+    }
+
+    @Test("Given group commits, when a DirectorySync made on the batcher is asked for a sync, then it costs the batcher's syncfs, not a directory fsync")
+    func directorySyncRidesOnTheBatch() throws {
+        let directory = TestDirectory()
+        let calls = SyncCalls()
+        let release = DispatchSemaphore(value: 0)
+        release.signal()
+        let batcher = try blockingBatcher(in: directory, calls: calls, release: release)
+        let renames = DirectorySync(groupCommitsOf: batcher) { error in Issue.record("unexpected \(error)") }
+        renames.request()
+        renames.flush()
+        #expect(calls.count.withLock { $0 } == 1)
     }
 }

@@ -42,6 +42,8 @@ public final class FlushBatcher: Sendable {
     private struct State {
         /// Tickets are checked when a work is submitted; a queued work fails with its whole batch.
         var works: [@Sendable (SystemError?) -> Void] = []
+        /// A sync asked for without a work (`requestFlush`), and who hears if it fails.
+        var requested: (@Sendable (SystemError) -> Void)?
         var running = false
         var tickets: UInt64 = 0
         /// Tickets up to this one belong to writes a failed sync may have lost.
@@ -100,6 +102,22 @@ public final class FlushBatcher: Sendable {
         }
     }
 
+    /// Asks for a `syncfs` that starts after this call, for changes already
+    /// made that need no work afterwards: a rename, which the journal commit
+    /// of the next `syncfs` makes durable, as a directory `fsync` would but
+    /// without a commit of its own. Requests made before the next batch starts
+    /// share its sync; `onError` (the latest request's) hears if it fails.
+    /// Nothing to do without group commits.
+    public func requestFlush(onError: @escaping @Sendable (SystemError) -> Void) {
+        guard groupCommits else { return }
+        let start = state.withLock { state -> Bool in
+            state.requested = onError
+            defer { state.running = true }
+            return !state.running
+        }
+        if start { queue.async { self.runBatches() } }
+    }
+
     /// Waits until every work submitted so far has run.
     public func waitUntilIdle() {
         queue.sync {}
@@ -107,12 +125,12 @@ public final class FlushBatcher: Sendable {
 
     private func runBatches() {
         while true {
-            let batch = state.withLock { state -> [@Sendable (SystemError?) -> Void] in
-                defer { state.works = [] }
-                if state.works.isEmpty { state.running = false }
-                return state.works
+            let (batch, requested) = state.withLock { state in
+                defer { state.works = []; state.requested = nil }
+                if state.works.isEmpty && state.requested == nil { state.running = false }
+                return (state.works, state.requested)
             }
-            guard !batch.isEmpty else { return }
+            guard !batch.isEmpty || requested != nil else { return }
             let error: SystemError? = syncFilesystem(descriptor) == 0 ? nil : SystemError("syncfs", path: directory)
             guard let error else {
                 batch.forEach { $0(nil) }
@@ -125,6 +143,7 @@ public final class FlushBatcher: Sendable {
                 defer { state.works = [] }
                 return state.works
             }
+            requested?(error)
             (batch + queued).forEach { $0(error) }
         }
     }

@@ -46,10 +46,10 @@ public final class CoverCoordinator: Sendable {
         self.writer = writer
         self.store = store
         flushes = FlushBatcher(directory: store.directory)
+        let failed: @Sendable (SystemError) -> Void = { [bus] in bus.post(OperationFailed(operation: "make renames in the cache durable", error: $0.description)) }
         // Without trusted `syncfs` (FAT, FUSE, network) a rename may land as two directory updates: both are synced.
-        directorySync = DirectorySync(paths: flushes.groupCommits ? [store.directory] : store.renamedDirectories) { [bus] error in
-            bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
-        }
+        directorySync = flushes.groupCommits
+            ? DirectorySync(groupCommitsOf: flushes, onError: failed) : DirectorySync(paths: store.renamedDirectories, onError: failed)
         cachedCovers = CachedCoverCheck()
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
