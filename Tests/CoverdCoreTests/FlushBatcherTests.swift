@@ -74,60 +74,82 @@ struct FlushBatcherTests {
     /// Counts a stand-in `syncfs`'s calls.
     final class SyncCalls: Sendable {
         let count = Mutex(0)
+        var value: Int { count.withLock { $0 } }
     }
 
-    /// A batcher whose first sync runs until `release` is signalled; `calls` counts the syncs.
-    func blockingBatcher(
-        in directory: TestDirectory, calls: SyncCalls, release: DispatchSemaphore, failing: Bool = false
-    ) throws -> FlushBatcher {
-        let batcher = FlushBatcher(directory: directory.path) { _ in
+    /// A batcher on tmpfs whose first sync runs until `release` is signalled
+    /// (unless `holdFirst` is false); `calls` counts the syncs.
+    func stubbedBatcher(calls: SyncCalls, release: DispatchSemaphore, holdFirst: Bool = true, failing: Bool = false) -> FlushBatcher {
+        FlushBatcher(directory: "/dev/shm") { _ in
             let call = calls.count.withLock { $0 += 1; return $0 }
-            if call == 1 { release.wait() }
-            errno = EIO
+            if call == 1 && holdFirst { release.wait() }
+            if failing { errno = EIO }
             return failing ? -1 : 0
         }
-        try #require(batcher.groupCommits, "the test directory must be on ext4, XFS, btrfs, F2FS or tmpfs")
-        return batcher
     }
 
-    @Test("Given a sync already running, when flushes are requested, then one more sync runs after it, shared by all the requests")
-    func requestsDuringASyncShareTheNext() throws {
-        let directory = TestDirectory()
+    @Test("Given a batch being synced, when renames join it, then one more sync runs after it, shared by them all")
+    func joinsDuringASyncShareTheNext() throws {
         let calls = SyncCalls()
         let release = DispatchSemaphore(value: 0)
-        let batcher = try blockingBatcher(in: directory, calls: calls, release: release)
-        batcher.requestFlush { _ in Issue.record("no sync fails here") }
-        try waitUntil("the first sync to be running") { calls.count.withLock { $0 } == 1 }
-        // Made after that sync started (a rename, say): it cannot have covered them.
-        for _ in 0..<50 { batcher.requestFlush { _ in Issue.record("no sync fails here") } }
+        defer { release.signal() }
+        let batcher = stubbedBatcher(calls: calls, release: release)
+        batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 == nil) }
+        try waitUntil("the first sync to be running") { calls.value == 1 }
+        // Made after that sync started (renames, say): it cannot have covered them.
+        let joined = (0..<50).map { _ in batcher.joinRunningFlush { _ in Issue.record("no sync fails here") } }
+        #expect(joined.allSatisfy { $0 })
         release.signal()
+        try waitUntil("the second sync") { calls.value == 2 }
         batcher.waitUntilIdle()
-        #expect(calls.count.withLock { $0 } == 2)
+        #expect(calls.value == 2)
     }
 
-    @Test("Given a requested flush, when its sync fails, then the request's handler hears the error, once")
-    func failedRequestedFlushIsReported() throws {
-        let directory = TestDirectory()
+    @Test("Given no batch being synced, when a rename asks to join, then it is refused and no sync starts")
+    func joiningAnIdleBatcherIsRefused() {
         let calls = SyncCalls()
         let release = DispatchSemaphore(value: 0)
-        release.signal()  // nothing to hold up (a semaphore made with 1 must not be freed at 0)
-        let batcher = try blockingBatcher(in: directory, calls: calls, release: release, failing: true)
-        let heard = Mutex<[String]>([])
-        batcher.requestFlush { error in heard.withLock { $0.append("\(error.operation) \(error.code)") } }
+        let batcher = stubbedBatcher(calls: calls, release: release, holdFirst: false)
+        #expect(!batcher.joinRunningFlush { _ in Issue.record("no sync runs") })
         batcher.waitUntilIdle()
+        #expect(calls.value == 0)
+        #expect(!FlushBatcher(directory: "/proc").joinRunningFlush { _ in }, "without group commits, never")
+    }
+
+    @Test("Given a rename joined to a batch whose sync fails, when the next sync fails too, then the rename's handler hears that error, once")
+    func failedJoinedSyncIsReported() throws {
+        let calls = SyncCalls()
+        let release = DispatchSemaphore(value: 0)
+        defer { release.signal() }
+        let batcher = stubbedBatcher(calls: calls, release: release, failing: true)
+        let heard = Mutex<[String]>([])
+        batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 != nil) }
+        try waitUntil("the first sync to be running") { calls.value == 1 }
+        #expect(batcher.joinRunningFlush { error in heard.withLock { $0.append("\(error.operation) \(error.code)") } })
+        release.signal()
+        try waitUntil("the joined rename to hear of its sync") { heard.withLock { !$0.isEmpty } }
+        batcher.waitUntilIdle()
+        #expect(calls.value == 2, "the failed first sync did not count for the rename made during it")
         #expect(heard.withLock { $0 } == ["syncfs \(EIO)"])
     }
 
-    @Test("Given group commits, when a DirectorySync made on the batcher is asked for a sync, then it costs the batcher's syncfs, not a directory fsync")
-    func directorySyncRidesOnTheBatch() throws {
-        let directory = TestDirectory()
+    @Test("Given renames riding on a batcher, when one is made during a batch, then it costs the batcher's next sync; when idle, a directory fsync")
+    func directorySyncRidesOnlyOnRunningBatches() throws {
         let calls = SyncCalls()
         let release = DispatchSemaphore(value: 0)
-        release.signal()
-        let batcher = try blockingBatcher(in: directory, calls: calls, release: release)
-        let renames = DirectorySync(groupCommitsOf: batcher) { error in Issue.record("unexpected \(error)") }
+        defer { release.signal() }
+        let batcher = stubbedBatcher(calls: calls, release: release)
+        let directory = TestDirectory()
+        let renames = DirectorySync(paths: [directory.path], ridingOn: batcher) { error in Issue.record("unexpected \(error)") }
         renames.request()
         renames.flush()
-        #expect(calls.count.withLock { $0 } == 1)
+        #expect(calls.value == 0, "idle: the directory was fsynced, the batcher left alone")
+        batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 == nil) }
+        try waitUntil("a batch to be running") { calls.value == 1 }
+        renames.request()
+        release.signal()
+        try waitUntil("the sync the rename joined") { calls.value == 2 }
+        renames.flush()
+        #expect(calls.value == 2)
     }
 }

@@ -24,7 +24,7 @@ public struct TemporaryCover: Sendable {
 /// A cover is written to a hidden temporary file in `incoming/`, beside
 /// `covers/` in the cache directory, flushed (its
 /// own fsync, or a batched `syncfs`: `FlushBatcher`), then renamed over
-/// `<id>.png`, and `covers/` is synced; a crash at any point leaves either the
+/// `<id>.png`, and the rename made durable (`DirectorySync`); a crash at any point leaves either the
 /// old file, the new file, or a temporary file that `removeLeftovers()`
 /// deletes at the next start. `covers/` itself never holds a partial file.
 ///
@@ -170,7 +170,7 @@ public struct CoverStore: Sendable {
     }
 
     /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
-    /// rename durable with a `DirectorySync` of `directory`.
+    /// rename durable (`DirectorySync.forRenames`).
     public func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         let target = path(for: id)
         guard rename(temporary.path, target) == 0 else {

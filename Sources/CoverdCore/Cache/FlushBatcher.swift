@@ -14,7 +14,9 @@ import Musl
 /// Files written while a sync is running wait for the next one; when covers
 /// arrive one at a time, each gets its own sync as soon as it is submitted,
 /// so batching adds no delay when the daemon is idle. The trade: `syncfs`
-/// also flushes other programs' dirty data on the same filesystem.
+/// also flushes other programs' dirty data on the same filesystem. While
+/// batches run, a rename may join them for one more sync
+/// (`joinRunningFlush`) instead of a directory `fsync` of its own.
 ///
 /// Errors: `syncfs` reports a writeback error once per open file description,
 /// for errors since that description last asked. The batcher opens its
@@ -42,7 +44,7 @@ public final class FlushBatcher: Sendable {
     private struct State {
         /// Tickets are checked when a work is submitted; a queued work fails with its whole batch.
         var works: [@Sendable (SystemError?) -> Void] = []
-        /// A sync asked for without a work (`requestFlush`), and who hears if it fails.
+        /// A sync asked for without a work (`joinRunningFlush`), and who hears if it fails.
         var requested: (@Sendable (SystemError) -> Void)?
         var running = false
         var tickets: UInt64 = 0
@@ -102,23 +104,26 @@ public final class FlushBatcher: Sendable {
         }
     }
 
-    /// Asks for a `syncfs` that starts after this call, for changes already
-    /// made that need no work afterwards: a rename, which the journal commit
-    /// of the next `syncfs` makes durable, as a directory `fsync` would but
-    /// without a commit of its own. Requests made before the next batch starts
-    /// share its sync; `onError` (the latest request's) hears if it fails.
-    /// Nothing to do without group commits.
-    public func requestFlush(onError: @escaping @Sendable (SystemError) -> Void) {
-        guard groupCommits else { return }
-        let start = state.withLock { state -> Bool in
+    /// While batches are being synced: asks for one more `syncfs`, started
+    /// after this call, for a change already made that needs no work
+    /// afterwards (a rename, on a filesystem whose sync commits it:
+    /// `MetadataCommits`), and returns true. Requests made before the next
+    /// batch starts share its sync, which a burst of covers needs anyway;
+    /// `onError` (the latest request's) hears if it fails. Returns false, and
+    /// asks nothing, when no batch is running: a lone cover's rename is better
+    /// served by a directory `fsync` than by a second sync of the whole
+    /// filesystem, other programs' dirty data included.
+    public func joinRunningFlush(onError: @escaping @Sendable (SystemError) -> Void) -> Bool {
+        guard groupCommits else { return false }
+        return state.withLock { state in
+            // `running` is cleared only under this lock, once nothing is left: the loop will see the request.
+            guard state.running else { return false }
             state.requested = onError
-            defer { state.running = true }
-            return !state.running
+            return true
         }
-        if start { queue.async { self.runBatches() } }
     }
 
-    /// Waits until every work submitted so far has run.
+    /// Waits until every work submitted so far has run, and every sync joined so far.
     public func waitUntilIdle() {
         queue.sync {}
     }

@@ -46,10 +46,9 @@ public final class CoverCoordinator: Sendable {
         self.writer = writer
         self.store = store
         flushes = FlushBatcher(directory: store.directory)
-        let failed: @Sendable (SystemError) -> Void = { [bus] in bus.post(OperationFailed(operation: "make renames in the cache durable", error: $0.description)) }
-        // Without trusted `syncfs` (FAT, FUSE, network) a rename may land as two directory updates: both are synced.
-        directorySync = flushes.groupCommits
-            ? DirectorySync(groupCommitsOf: flushes, onError: failed) : DirectorySync(paths: store.renamedDirectories, onError: failed)
+        directorySync = DirectorySync.forRenames(in: store, flushedBy: flushes) { [bus] error in
+            bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
+        }
         cachedCovers = CachedCoverCheck()
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
@@ -125,7 +124,7 @@ public final class CoverCoordinator: Sendable {
         decoders.waitUntilIdle()
         flushes.waitUntilIdle()
         queue.sync {}
-        directorySync.flush()
+        directorySync.flush()  // after the renames just made, whose syncs it waits for
         writer.flush()
     }
 
