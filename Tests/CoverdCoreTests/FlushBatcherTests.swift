@@ -40,16 +40,15 @@ struct FlushBatcherTests {
 
     @Test("Given a sync that fails, when works wait, then every write begun before the failure fails, even one submitted after it, and later writes succeed")
     func failedSyncFailsEveryEarlierWrite() throws {
-        let directory = TestDirectory()
         let calls = Mutex(0)
         let release = DispatchSemaphore(value: 0)
-        let batcher = FlushBatcher(directory: directory.path) { _ in
+        let batcher = FlushBatcher(directory: "/dev/shm") { _ in
             let call = calls.withLock { $0 += 1; return $0 }
             if call == 1 { release.wait() }  // the first sync runs until the test lets it go
             errno = EIO
             return call == 1 ? -1 : 0
         }
-        try #require(batcher.groupCommits, "the test directory must be on ext4, XFS, btrfs, F2FS or tmpfs")
+        try #require(batcher.groupCommits, "/dev/shm must be tmpfs")
         let results = Mutex<[String: String]>([:])
         func record(_ name: String) -> @Sendable (SystemError?) -> Void {
             { error in results.withLock { $0[name] = error.map { "\($0.operation) \($0.code)" } ?? "ok" } }
@@ -71,85 +70,113 @@ struct FlushBatcherTests {
         ])
     }
 
-    /// Counts a stand-in `syncfs`'s calls.
+    /// Counts a stand-in `syncfs`'s calls; while `holding`, a call waits for the test's `release`.
     final class SyncCalls: Sendable {
         let count = Mutex(0)
+        let holding = Mutex(false)
+        let release = DispatchSemaphore(value: 0)
         var value: Int { count.withLock { $0 } }
+
+        /// Lets a held sync go (and any later one: a semaphore is never freed below its start).
+        func letGo() {
+            holding.withLock { $0 = false }
+            release.signal()
+        }
     }
 
-    /// A batcher on tmpfs whose first sync runs until `release` is signalled
-    /// (unless `holdFirst` is false); `calls` counts the syncs.
-    func stubbedBatcher(calls: SyncCalls, release: DispatchSemaphore, holdFirst: Bool = true, failing: Bool = false) -> FlushBatcher {
-        FlushBatcher(directory: "/dev/shm") { _ in
-            let call = calls.count.withLock { $0 += 1; return $0 }
-            if call == 1 && holdFirst { release.wait() }
+    /// A batcher on tmpfs whose syncs are `calls`'s stand-in.
+    func stubbedBatcher(calls: SyncCalls, failing: Bool = false) throws -> FlushBatcher {
+        let batcher = FlushBatcher(directory: "/dev/shm") { _ in
+            calls.count.withLock { $0 += 1 }
+            if calls.holding.withLock({ $0 }) { calls.release.wait() }
             if failing { errno = EIO }
             return failing ? -1 : 0
         }
+        try #require(batcher.groupCommits, "/dev/shm must be tmpfs")
+        return batcher
     }
 
     @Test("Given a batch being synced, when renames join it, then one more sync runs after it, shared by them all")
     func joinsDuringASyncShareTheNext() throws {
         let calls = SyncCalls()
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
-        let batcher = stubbedBatcher(calls: calls, release: release)
+        defer { calls.letGo() }
+        let batcher = try stubbedBatcher(calls: calls)
+        calls.holding.withLock { $0 = true }
         batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 == nil) }
         try waitUntil("the first sync to be running") { calls.value == 1 }
         // Made after that sync started (renames, say): it cannot have covered them.
         let joined = (0..<50).map { _ in batcher.joinRunningFlush { _ in Issue.record("no sync fails here") } }
         #expect(joined.allSatisfy { $0 })
-        release.signal()
+        calls.letGo()
         try waitUntil("the second sync") { calls.value == 2 }
         batcher.waitUntilIdle()
         #expect(calls.value == 2)
     }
 
     @Test("Given no batch being synced, when a rename asks to join, then it is refused and no sync starts")
-    func joiningAnIdleBatcherIsRefused() {
+    func joiningAnIdleBatcherIsRefused() throws {
         let calls = SyncCalls()
-        let release = DispatchSemaphore(value: 0)
-        let batcher = stubbedBatcher(calls: calls, release: release, holdFirst: false)
+        let batcher = try stubbedBatcher(calls: calls)
         #expect(!batcher.joinRunningFlush { _ in Issue.record("no sync runs") })
         batcher.waitUntilIdle()
         #expect(calls.value == 0)
         #expect(!FlushBatcher(directory: "/proc").joinRunningFlush { _ in }, "without group commits, never")
     }
 
+    @Test("Given a lone batch, when its works run after its sync, then a rename they lead to is refused: the batcher is idle again")
+    func worksOfTheLastBatchSeeItIdle() throws {
+        let calls = SyncCalls()
+        let batcher = try stubbedBatcher(calls: calls)
+        let joined = Mutex<Bool?>(nil)
+        batcher.afterFlush(ticket: batcher.beginWrite()) { _ in
+            joined.withLock { $0 = batcher.joinRunningFlush { _ in Issue.record("no sync runs") } }
+        }
+        try waitUntil("the work to have run") { joined.withLock { $0 } != nil }
+        batcher.waitUntilIdle()
+        #expect(joined.withLock { $0 } == false)
+        #expect(calls.value == 1, "one sync for the cover, none for its rename")
+    }
+
     @Test("Given a rename joined to a batch whose sync fails, when the next sync fails too, then the rename's handler hears that error, once")
     func failedJoinedSyncIsReported() throws {
         let calls = SyncCalls()
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
-        let batcher = stubbedBatcher(calls: calls, release: release, failing: true)
+        defer { calls.letGo() }
+        let batcher = try stubbedBatcher(calls: calls, failing: true)
         let heard = Mutex<[String]>([])
+        calls.holding.withLock { $0 = true }
         batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 != nil) }
         try waitUntil("the first sync to be running") { calls.value == 1 }
         #expect(batcher.joinRunningFlush { error in heard.withLock { $0.append("\(error.operation) \(error.code)") } })
-        release.signal()
+        calls.letGo()
         try waitUntil("the joined rename to hear of its sync") { heard.withLock { !$0.isEmpty } }
         batcher.waitUntilIdle()
         #expect(calls.value == 2, "the failed first sync did not count for the rename made during it")
         #expect(heard.withLock { $0 } == ["syncfs \(EIO)"])
     }
 
-    @Test("Given renames riding on a batcher, when one is made during a batch, then it costs the batcher's next sync; when idle, a directory fsync")
+    @Test("Given renames riding on a batcher, when one is made while idle, then its directory is fsynced; during a batch, the batcher's next sync serves it")
     func directorySyncRidesOnlyOnRunningBatches() throws {
         let calls = SyncCalls()
-        let release = DispatchSemaphore(value: 0)
-        defer { release.signal() }
-        let batcher = stubbedBatcher(calls: calls, release: release)
+        defer { calls.letGo() }
+        let batcher = try stubbedBatcher(calls: calls)
         let directory = TestDirectory()
-        let renames = DirectorySync(paths: [directory.path], ridingOn: batcher) { error in Issue.record("unexpected \(error)") }
+        let fsyncs = Mutex(0)
+        let renames = DirectorySync(paths: [directory.path], ridingOn: batcher, onError: { Issue.record("unexpected \($0)") }) { _ in
+            fsyncs.withLock { $0 += 1 }
+            return 0
+        }
         renames.request()
+        try waitUntil("the idle rename's directory fsync") { fsyncs.withLock { $0 } == 1 }
         renames.flush()
-        #expect(calls.value == 0, "idle: the directory was fsynced, the batcher left alone")
+        #expect(calls.value == 0, "idle: the batcher left alone")
+        calls.holding.withLock { $0 = true }
         batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 == nil) }
         try waitUntil("a batch to be running") { calls.value == 1 }
         renames.request()
-        release.signal()
+        calls.letGo()
         try waitUntil("the sync the rename joined") { calls.value == 2 }
         renames.flush()
         #expect(calls.value == 2)
+        #expect(fsyncs.withLock { $0 } == 1, "the rename during the batch cost no directory fsync")
     }
 }

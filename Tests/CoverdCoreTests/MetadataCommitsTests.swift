@@ -1,36 +1,76 @@
 @testable import CoverdCore
+import CoverdTestSupport
+import Foundation
 import Testing
 
-@Suite("Filesystems whose sync commits renames")
+/// Where `syncfs` may stand in for every `fsync`: the journal probe, on fake `/sys` and `/proc` trees.
+@Suite("Filesystems whose sync commits everything")
 struct MetadataCommitsTests {
     @Test("Given jbd2's journal names, when a device is looked up, then only its own journal counts, hyphens in device names included")
     func journalNames() {
-        let journals = ["vda-8", "dm-0-8", "loop12-8", "sdb1-1234"]
+        let journals = ["vda-8", "dm-0-8", "loop12-8", "sdb1-1234", "sdc-", "sdd-x8"]
         #expect(MetadataCommits.journalNamed(device: "vda", among: journals))
         #expect(MetadataCommits.journalNamed(device: "dm-0", among: journals))
         #expect(MetadataCommits.journalNamed(device: "sdb1", among: journals))
         #expect(!MetadataCommits.journalNamed(device: "vda1", among: journals), "a partition of a journalled disk")
         #expect(!MetadataCommits.journalNamed(device: "loop1", among: journals), "a prefix of another device's name")
         #expect(!MetadataCommits.journalNamed(device: "dm", among: journals))
+        #expect(!MetadataCommits.journalNamed(device: "sdc", among: journals), "no inode number")
+        #expect(!MetadataCommits.journalNamed(device: "sdd", among: journals), "not a number")
         #expect(!MetadataCommits.journalNamed(device: "vda", among: []))
     }
 
-    @Test("Given tmpfs and procfs, when asked, then tmpfs's sync counts and procfs's does not")
-    func filesystemTypes() {
+    @Test("Given device numbers as glibc encodes them, when decoded, then major and minor come back")
+    func deviceNumbers() {
+        func encoded(_ major: UInt64, _ minor: UInt64) -> UInt64 {
+            (major & 0xFFF) << 8 | (major & ~0xFFF) << 32 | (minor & 0xFF) | (minor & ~0xFF) << 12
+        }
+        for (major, minor) in [(259, 1), (8, 300), (7, 0), (4095, 0xFFFFF), (254, 0)] as [(UInt64, UInt64)] {
+            let decoded = MetadataCommits.numbers(of: encoded(major, minor))
+            #expect(decoded.major == major && decoded.minor == minor, "\(major):\(minor)")
+        }
+    }
+
+    /// A fake `/sys/dev/block` naming the test directory's own device `name`, and a fake `/proc/fs/jbd2` holding `journals`.
+    func fakeTrees(in directory: TestDirectory, deviceName name: String?, journals: [String]?) throws -> (blocks: String, jbd2: String) {
+        var info = stat()
+        try #require(stat(directory.path, &info) == 0)
+        let (major, minor) = MetadataCommits.numbers(of: UInt64(info.st_dev))
+        let blocks = directory.sub("sys-dev-block"), jbd2 = directory.file("jbd2")
+        if let name {
+            try FileManager.default.createSymbolicLink(
+                atPath: blocks + "/\(major):\(minor)", withDestinationPath: "../../devices/virtual/block/\(name)")
+        }
+        if let journals {
+            try FileManager.default.createDirectory(atPath: jbd2, withIntermediateDirectories: true)
+            for journal in journals { try FileManager.default.createDirectory(atPath: jbd2 + "/" + journal, withIntermediateDirectories: true) }
+        }
+        return (blocks, jbd2)
+    }
+
+    @Test("Given the device's journal listed, when probed, then it has one; without it, or without either tree, it has none")
+    func journalProbe() throws {
+        let cases: [(name: String?, journals: [String]?, expected: Bool)] = [
+            ("vda1", ["vda1-8", "loop0-8"], true),
+            ("vda1", ["vda-8", "loop0-8"], false),
+            ("vda1", nil, false),
+            (nil, ["vda1-8"], false),
+        ]
+        for (name, journals, expected) in cases {
+            let directory = TestDirectory()
+            let trees = try fakeTrees(in: directory, deviceName: name, journals: journals)
+            let found = MetadataCommits.hasJournal(directory.path, blockDevices: trees.blocks, journals: trees.jbd2)
+            #expect(found == expected, "\(name ?? "no /sys entry") with \(journals ?? ["no jbd2 directory"])")
+        }
+    }
+
+    @Test("Given tmpfs and procfs, when renames are set up, then they ride on tmpfs's batches and never on procfs's")
+    func renamesRideOnlyOnGroupCommits() {
         #expect(MetadataCommits.madeDurableBySyncfs("/dev/shm"))
         #expect(!MetadataCommits.madeDurableBySyncfs("/proc"))
         #expect(!MetadataCommits.madeDurableBySyncfs("/nonexistent-\(UInt64.random(in: 0...UInt64.max))"))
-    }
-
-    @Test("Given a block device in /sys/dev/block, when its number is named, then the name is the kernel's")
-    func deviceNames() throws {
-        let devices = (listDirectory("/sys/dev/block") ?? []).compactMap(\.name)
-        let first = try #require(devices.first, "this machine lists no block device")
-        let parts = first.split(separator: ":").compactMap { UInt($0) }
-        try #require(parts.count == 2)
-        let number = (parts[0] & 0xFFF) << 8 | (parts[0] & ~0xFFF) << 32 | (parts[1] & 0xFF) | (parts[1] & ~0xFF) << 12
-        let name = MetadataCommits.blockDeviceName(number) ?? ""
-        #expect(!name.isEmpty && !name.contains("/"), "\(first) named \(name)")
-        #expect(MetadataCommits.blockDeviceName(0) == nil, "device 0:0 is no block device")
+        let onShm = CoverStore(cacheDirectory: "/dev/shm/coverd-test-\(UInt64.random(in: 0...UInt64.max))")
+        #expect(DirectorySync.forRenames(in: onShm, flushedBy: FlushBatcher(directory: "/dev/shm"), onError: { _ in }).ridesOnBatches)
+        #expect(!DirectorySync.forRenames(in: onShm, flushedBy: FlushBatcher(directory: "/proc"), onError: { _ in }).ridesOnBatches)
     }
 }

@@ -27,9 +27,10 @@ import Musl
 /// for the next, or not yet submitted: its file may have been the one whose
 /// writeback failed.
 ///
-/// Only on filesystems where `syncfs` is known to flush file data as `fsync`
-/// does (`groupCommits`); elsewhere (FUSE, network, overlay and FAT
-/// filesystems) each file is fsynced when written and `afterFlush` adds nothing.
+/// Only on filesystems where `syncfs` is known to make everything durable as
+/// `fsync` does (`groupCommits`, `MetadataCommits`); elsewhere (FUSE, network,
+/// overlay and FAT filesystems, ext4 without a journal) each file is fsynced
+/// when written and `afterFlush` adds nothing.
 public final class FlushBatcher: Sendable {
     private let directory: String
     private let queue = DispatchQueue(label: "coverd.flush")
@@ -60,7 +61,7 @@ public final class FlushBatcher: Sendable {
     init(directory: String, syncFilesystem: @escaping @Sendable (Int32) -> Int32) {
         self.directory = directory
         self.syncFilesystem = syncFilesystem
-        let fd = FlushBatcher.syncfsFlushesData(directory) ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
+        let fd = MetadataCommits.madeDurableBySyncfs(directory) ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         descriptor = fd
         groupCommits = fd >= 0
     }
@@ -69,12 +70,6 @@ public final class FlushBatcher: Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-    /// ext4, XFS, btrfs, F2FS and tmpfs: `syncfs` writes and waits on every
-    /// dirty inode and flushes the device cache, as `fsync` would.
-    static func syncfsFlushesData(_ directory: String) -> Bool {
-        let trusted: Set<Int64> = [0xEF53, 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x0102_1994]
-        return trusted.contains(coverd_filesystem_type(directory))
-    }
 
     /// Call before writing the files a later `afterFlush` waits for.
     public func beginWrite() -> UInt64 {
@@ -106,13 +101,14 @@ public final class FlushBatcher: Sendable {
 
     /// While batches are being synced: asks for one more `syncfs`, started
     /// after this call, for a change already made that needs no work
-    /// afterwards (a rename, on a filesystem whose sync commits it:
-    /// `MetadataCommits`), and returns true. Requests made before the next
+    /// afterwards (a rename, which that sync commits), and returns true. Requests made before the next
     /// batch starts share its sync, which a burst of covers needs anyway;
     /// `onError` (the latest request's) hears if it fails. Returns false, and
     /// asks nothing, when no batch is running: a lone cover's rename is better
     /// served by a directory `fsync` than by a second sync of the whole
-    /// filesystem, other programs' dirty data included.
+    /// filesystem, other programs' dirty data included. A batch counts as
+    /// running until its sync returned with nothing else asked for: the
+    /// renames its own works lead to are then refused.
     public func joinRunningFlush(onError: @escaping @Sendable (SystemError) -> Void) -> Bool {
         guard groupCommits else { return false }
         return state.withLock { state in
@@ -138,8 +134,14 @@ public final class FlushBatcher: Sendable {
             guard !batch.isEmpty || requested != nil else { return }
             let error: SystemError? = syncFilesystem(descriptor) == 0 ? nil : SystemError("syncfs", path: directory)
             guard let error else {
+                // Idle from now unless more was asked meanwhile, before the works run: a lone
+                // cover's rename, which follows from them, then gets its directory fsync.
+                let more = state.withLock { state in
+                    if state.works.isEmpty && state.requested == nil { state.running = false }
+                    return state.running
+                }
                 batch.forEach { $0(nil) }
-                continue
+                if more { continue } else { return }
             }
             // Every write begun before this error was seen may be the one it lost.
             let queued = state.withLock { state -> [@Sendable (SystemError?) -> Void] in
