@@ -15,9 +15,9 @@ struct FlushBatcherTests {
     }
 
     @Test("Given many works submitted from many threads, when flushed, then each runs exactly once, without an error, and idle waits for all")
-    func everyWorkRunsOnce() {
-        let directory = TestDirectory()
-        let batcher = FlushBatcher(directory: directory.path)
+    func everyWorkRunsOnce() throws {
+        let calls = SyncCalls()
+        let batcher = try stubbedBatcher(calls: calls)
         let count = Mutex(0)
         DispatchQueue.concurrentPerform(iterations: 200) { _ in
             batcher.afterFlush(ticket: batcher.beginWrite()) { error in
@@ -27,6 +27,7 @@ struct FlushBatcherTests {
         }
         batcher.waitUntilIdle()
         #expect(count.withLock { $0 } == 200)
+        #expect(calls.value >= 1 && calls.value <= 200, "batched: at least one sync, never more than the works")
     }
 
     @Test("Given a directory on a filesystem that cannot be trusted, when works are submitted, then they run at once without a sync")

@@ -25,7 +25,7 @@ struct MetadataCommitsTests {
         func encoded(_ major: UInt64, _ minor: UInt64) -> UInt64 {
             (major & 0xFFF) << 8 | (major & ~0xFFF) << 32 | (minor & 0xFF) | (minor & ~0xFF) << 12
         }
-        for (major, minor) in [(259, 1), (8, 300), (7, 0), (4095, 0xFFFFF), (254, 0)] as [(UInt64, UInt64)] {
+        for (major, minor) in [(259, 1), (8, 300), (7, 0), (4095, 0xFFFFF), (254, 0), (4096, 0), (0xFFFF_FFFF, 0xFFFF_FFFF)] as [(UInt64, UInt64)] {
             let decoded = MetadataCommits.numbers(of: encoded(major, minor))
             #expect(decoded.major == major && decoded.minor == minor, "\(major):\(minor)")
         }

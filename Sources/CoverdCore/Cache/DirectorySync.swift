@@ -94,7 +94,8 @@ public final class DirectorySync: Sendable {
 
     /// Waits until every sync requested so far has run.
     public func flush() {
-        queue.sync {}
+        // The batcher first: a rename its last batch's works lead to is refused, and lands on this queue.
         batcher?.waitUntilIdle()
+        queue.sync {}
     }
 }

@@ -70,7 +70,6 @@ public final class FlushBatcher: Sendable {
         if descriptor >= 0 { close(descriptor) }
     }
 
-
     /// Call before writing the files a later `afterFlush` waits for.
     public func beginWrite() -> UInt64 {
         state.withLock { state in
@@ -101,14 +100,16 @@ public final class FlushBatcher: Sendable {
 
     /// While batches are being synced: asks for one more `syncfs`, started
     /// after this call, for a change already made that needs no work
-    /// afterwards (a rename, which that sync commits), and returns true. Requests made before the next
-    /// batch starts share its sync, which a burst of covers needs anyway;
-    /// `onError` (the latest request's) hears if it fails. Returns false, and
+    /// afterwards (a rename, which that sync commits), and returns true.
+    /// Requests made before the next batch starts share its sync, which a
+    /// burst of covers needs anyway; `onError` (the latest request's; every
+    /// request passes the same) hears if it fails. Returns false, and
     /// asks nothing, when no batch is running: a lone cover's rename is better
     /// served by a directory `fsync` than by a second sync of the whole
-    /// filesystem, other programs' dirty data included. A batch counts as
-    /// running until its sync returned with nothing else asked for: the
-    /// renames its own works lead to are then refused.
+    /// filesystem, other programs' dirty data included. A batch stops counting
+    /// as running once its sync returned with nothing else asked for, before
+    /// its works run: it does not keep the batcher running for the renames
+    /// they lead to (another cover's batch still may).
     public func joinRunningFlush(onError: @escaping @Sendable (SystemError) -> Void) -> Bool {
         guard groupCommits else { return false }
         return state.withLock { state in
