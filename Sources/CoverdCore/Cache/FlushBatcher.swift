@@ -125,25 +125,33 @@ public final class FlushBatcher: Sendable {
         queue.sync {}
     }
 
+    private typealias Batch = (works: [@Sendable (SystemError?) -> Void], requested: (@Sendable (SystemError) -> Void)?)
+
+    /// What waits for the next sync, taken; nil, and no longer running, when nothing does.
+    private func takeBatch() -> Batch? {
+        state.withLock { state in
+            defer { state.works = []; state.requested = nil }
+            guard !state.works.isEmpty || state.requested != nil else {
+                state.running = false
+                return nil
+            }
+            return (state.works, state.requested)
+        }
+    }
+
+    /// Ordering: the next batch is taken before the current one's works run,
+    /// so that when nothing else was asked for the batcher is idle by then,
+    /// and a lone cover's rename, which follows from its works, gets its
+    /// directory fsync rather than a second sync.
     private func runBatches() {
-        while true {
-            let (batch, requested) = state.withLock { state in
-                defer { state.works = []; state.requested = nil }
-                if state.works.isEmpty && state.requested == nil { state.running = false }
-                return (state.works, state.requested)
+        var next = takeBatch()
+        while let batch = next {
+            guard syncFilesystem(descriptor) != 0 else {
+                next = takeBatch()
+                batch.works.forEach { $0(nil) }
+                continue
             }
-            guard !batch.isEmpty || requested != nil else { return }
-            let error: SystemError? = syncFilesystem(descriptor) == 0 ? nil : SystemError("syncfs", path: directory)
-            guard let error else {
-                // Idle from now unless more was asked meanwhile, before the works run: a lone
-                // cover's rename, which follows from them, then gets its directory fsync.
-                let more = state.withLock { state in
-                    if state.works.isEmpty && state.requested == nil { state.running = false }
-                    return state.running
-                }
-                batch.forEach { $0(nil) }
-                if more { continue } else { return }
-            }
+            let error = SystemError("syncfs", path: directory)
             // Every write begun before this error was seen may be the one it lost.
             let queued = state.withLock { state -> [@Sendable (SystemError?) -> Void] in
                 state.failedThrough = state.tickets
@@ -151,8 +159,9 @@ public final class FlushBatcher: Sendable {
                 defer { state.works = [] }
                 return state.works
             }
-            requested?(error)
-            (batch + queued).forEach { $0(error) }
+            batch.requested?(error)
+            (batch.works + queued).forEach { $0(error) }
+            next = takeBatch()
         }
     }
 }
