@@ -94,6 +94,8 @@ struct NotifyProtocolTests {
         try writeAtomically("[fetch]\nconcurrency = \"lots\"\n", to: file)
         daemon.send(SIGHUP)
         try waitUntil("READY=1 after the failed reload") { socket.values("READY").count == 2 }
+        // READY=1 may reach the socket before the log line reaches the file: wait for the line, then check it.
+        try waitUntil("the refusal in the log") { daemon.log.contains("keeping the previous configuration") }
         #expect(daemon.log.contains("keeping the previous configuration"))
         #expect(daemon.log.contains("\(file):2: fetch.concurrency"))
         #expect(daemon.isRunning)
