@@ -14,6 +14,12 @@ struct FlushBatcherTests {
         #expect(!FlushBatcher(directory: "/nonexistent-\(UInt64.random(in: 0...UInt64.max))").groupCommits, "unknown: per-file fsync")
     }
 
+    @Test("Given tmpfs and procfs, when a batcher starts, then its durability line says which method it uses and why")
+    func durabilityIsDescribed() {
+        #expect(FlushBatcher(directory: "/dev/shm").durability == "one syncfs per batch (tmpfs, which keeps nothing across a reboot)")
+        #expect(FlushBatcher(directory: "/proc").durability == "an fsync of each cover and directory (filesystem type 0x9fa0)")
+    }
+
     @Test("Given many works submitted from many threads, when flushed, then each runs exactly once, without an error, and idle waits for all")
     func everyWorkRunsOnce() throws {
         let calls = SyncCalls()

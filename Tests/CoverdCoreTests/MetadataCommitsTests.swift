@@ -20,6 +20,35 @@ struct MetadataCommitsTests {
         #expect(!MetadataCommits.journalNamed(device: "vda", among: []))
     }
 
+    @Test("Given each filesystem's magic number, when decided, then only XFS, btrfs, F2FS, tmpfs and journalled ext4 group-commit, each named")
+    func decisionsByMagicNumber() {
+        let cases: [(magic: Int64, journal: Bool, groupCommits: Bool, name: String)] = [
+            (0x5846_5342, false, true, "XFS"),
+            (0x9123_683E, false, true, "btrfs"),
+            (0xF2F5_2010, false, true, "F2FS"),
+            (0x0102_1994, false, true, "tmpfs, which keeps nothing across a reboot"),
+            (0xEF53, true, true, "ext4 with a journal"),
+            (0xEF53, false, false, "ext2/3/4 with no journal listed in /proc/fs/jbd2"),
+            (0x794C_7630, true, false, "overlayfs"),
+            (0x6969, true, false, "NFS"),
+            (0x6573_5546, true, false, "FUSE"),
+            (0x4D44, true, false, "FAT"),
+            (0x9FA0, true, false, "filesystem type 0x9fa0"),
+            (-1, true, false, "statfs failed"),
+        ]
+        for (magic, journal, groupCommits, name) in cases {
+            let decision = MetadataCommits.decision(magic: magic, hasJournal: journal)
+            #expect(decision == .init(groupCommits: groupCommits, filesystem: name), "0x\(String(magic, radix: 16))")
+        }
+    }
+
+    @Test("Given tmpfs and a missing path, when decided, then tmpfs group-commits and the missing path says why statfs failed")
+    func decisionsOnRealPaths() {
+        #expect(MetadataCommits.decide("/dev/shm").groupCommits, "/dev/shm must be tmpfs")
+        let missing = "/nonexistent-\(UInt64.random(in: 0...UInt64.max))"
+        #expect(MetadataCommits.decide(missing) == .init(groupCommits: false, filesystem: "statfs \(missing): \(SystemError.describe(ENOENT))"))
+    }
+
     @Test("Given device numbers as glibc encodes them, when decoded, then major and minor come back")
     func deviceNumbers() {
         func encoded(_ major: UInt64, _ minor: UInt64) -> UInt64 {
@@ -66,9 +95,6 @@ struct MetadataCommitsTests {
 
     @Test("Given tmpfs and procfs, when renames are set up, then they ride on tmpfs's batches and never on procfs's")
     func renamesRideOnlyOnGroupCommits() {
-        #expect(MetadataCommits.madeDurableBySyncfs("/dev/shm"))
-        #expect(!MetadataCommits.madeDurableBySyncfs("/proc"))
-        #expect(!MetadataCommits.madeDurableBySyncfs("/nonexistent-\(UInt64.random(in: 0...UInt64.max))"))
         let onShm = CoverStore(cacheDirectory: "/dev/shm/coverd-test-\(UInt64.random(in: 0...UInt64.max))")
         #expect(DirectorySync.forRenames(in: onShm, flushedBy: FlushBatcher(directory: "/dev/shm"), onError: { _ in }).ridesOnBatches)
         #expect(!DirectorySync.forRenames(in: onShm, flushedBy: FlushBatcher(directory: "/proc"), onError: { _ in }).ridesOnBatches)

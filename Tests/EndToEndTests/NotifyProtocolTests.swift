@@ -23,7 +23,12 @@ struct NotifyProtocolTests {
         try waitUntil("READY=1") { socket.values("READY") == ["1"] }
         // The slow cover is still downloading: readiness did not wait for it.
         #expect(try daemon.status().entries.first { $0.title == "Slow" }?.state != "cached")
+        // READY=1 and the log line are sent from different queues: wait for the line. The line on
+        // how covers are made durable is posted before it and logged on the same serial queue.
+        try daemon.waitUntilReady()
         #expect(daemon.log.contains("ready: 2 albums"))
+        let durability = "covers in \(NSRegularExpression.escapedPattern(for: world.cache))/covers are made durable by (one syncfs per batch|an fsync of each cover and directory) \\("
+        #expect(daemon.log.contains(try Regex(durability)))
         let ready = try #require(socket.all.first { $0["READY"] != nil })
         #expect(ready["STATUS"]?.hasPrefix("2 albums: ") == true || ready["STATUS"]?.hasPrefix("0 albums: ") == true)
         #expect(try daemon.stop() == 0)

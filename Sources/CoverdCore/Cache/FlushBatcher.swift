@@ -39,6 +39,8 @@ public final class FlushBatcher: Sendable {
     private let descriptor: Int32
     /// True when writers may skip their own fsync and rely on this batcher's `syncfs`.
     public let groupCommits: Bool
+    /// How covers are made durable here, and why, for the log: "one syncfs per batch (XFS)".
+    public let durability: String
     /// `syncfs`, or a stand-in that fails on demand in tests.
     private let syncFilesystem: @Sendable (Int32) -> Int32
 
@@ -61,9 +63,16 @@ public final class FlushBatcher: Sendable {
     init(directory: String, syncFilesystem: @escaping @Sendable (Int32) -> Int32) {
         self.directory = directory
         self.syncFilesystem = syncFilesystem
-        let fd = MetadataCommits.madeDurableBySyncfs(directory) ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
+        let decision = MetadataCommits.decide(directory)
+        let fd = decision.groupCommits ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         descriptor = fd
         groupCommits = fd >= 0
+        // Untested: the directory was just made, so failing to open it takes a fault injected into open(2).
+        durability = switch (decision.groupCommits, groupCommits) {
+        case (true, true): "one syncfs per batch (\(decision.filesystem))"
+        case (true, false): "an fsync of each cover and directory (\(decision.filesystem), but \(SystemError("open for syncfs", path: directory)))"
+        case (false, _): "an fsync of each cover and directory (\(decision.filesystem))"
+        }
     }
 
     deinit {

@@ -20,11 +20,37 @@ import CLinux
 /// told (no `/sys` or `/proc/fs/jbd2` in a sandbox, an external journal),
 /// the answer is no, and each file and rename gets its own `fsync`.
 enum MetadataCommits {
-    static func madeDurableBySyncfs(_ directory: String) -> Bool {
-        switch coverd_filesystem_type(directory) {
-        case 0x5846_5342, 0x9123_683E, 0xF2F5_2010, 0x0102_1994: return true  // XFS, btrfs, F2FS, tmpfs
-        case 0xEF53: return hasJournal(directory)
-        default: return false
+    /// What was found about a directory's filesystem, and so how its covers are made durable.
+    struct Decision: Equatable {
+        /// `syncfs` makes everything durable there (see above).
+        var groupCommits: Bool
+        /// The filesystem, as an operator would want it named in the log.
+        var filesystem: String
+    }
+
+    static func decide(_ directory: String) -> Decision {
+        let magic = coverd_filesystem_type(directory)
+        let failure = magic == -1 ? SystemError("statfs", path: directory) : nil
+        return decision(magic: magic, statfsFailure: failure, hasJournal: hasJournal(directory))
+    }
+
+    /// The decision for a `statfs` magic number (-1: `statfs` failed, with `statfsFailure` saying why).
+    static func decision(magic: Int64, statfsFailure: SystemError? = nil, hasJournal: @autoclosure () -> Bool) -> Decision {
+        switch magic {
+        case 0x5846_5342: return Decision(groupCommits: true, filesystem: "XFS")
+        case 0x9123_683E: return Decision(groupCommits: true, filesystem: "btrfs")
+        case 0xF2F5_2010: return Decision(groupCommits: true, filesystem: "F2FS")
+        case 0x0102_1994: return Decision(groupCommits: true, filesystem: "tmpfs, which keeps nothing across a reboot")
+        case 0xEF53:
+            return hasJournal()
+                ? Decision(groupCommits: true, filesystem: "ext4 with a journal")
+                : Decision(groupCommits: false, filesystem: "ext2/3/4 with no journal listed in /proc/fs/jbd2")
+        case -1: return Decision(groupCommits: false, filesystem: statfsFailure.map { "\($0)" } ?? "statfs failed")
+        case 0x794C_7630: return Decision(groupCommits: false, filesystem: "overlayfs")
+        case 0x6969: return Decision(groupCommits: false, filesystem: "NFS")
+        case 0x6573_5546: return Decision(groupCommits: false, filesystem: "FUSE")
+        case 0x4D44: return Decision(groupCommits: false, filesystem: "FAT")
+        default: return Decision(groupCommits: false, filesystem: "filesystem type 0x\(String(magic, radix: 16))")
         }
     }
 

@@ -2,7 +2,8 @@ import Foundation
 
 /// The daemon's running parts, built in dependency order: cache directory,
 /// leftovers swept (in the background), index, fetcher, index writer,
-/// coordinator (observing the bus before any album is posted), watcher. A
+/// coordinator (observing the bus before any album is posted), watcher; then
+/// how covers will be made durable is announced (`CacheDurabilityChosen`). A
 /// failure part-way shuts down what was already started.
 struct DaemonParts {
     let store: CoverStore
@@ -59,7 +60,9 @@ struct DaemonParts {
         writer = IndexWriter(index: index, reserve: SpaceReserve(directory: config.cacheDirectory)) { error in
             bus.post(OperationFailed(operation: "write the index", error: error.description))
         }
-        coordinator = CoverCoordinator(bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config)
+        let flushes = FlushBatcher(directory: store.directory)
+        coordinator = CoverCoordinator(
+            bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, configuration: config, flushes: flushes)
         do {
             watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
         } catch {
@@ -72,6 +75,7 @@ struct DaemonParts {
             fetcher.shutdown()
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
+        bus.post(CacheDurabilityChosen(directory: store.directory, method: flushes.durability))
         started = true
     }
 

@@ -84,6 +84,9 @@ public final class EventLogger: Sendable {
                 case .error: logger.error(text, metadata: ["error": "\(message.error)"])
                 }
             },
+            on(CacheDurabilityChosen.self) { message in
+                logger.info("covers in \(message.directory) are made durable by \(message.method)")
+            },
             on(SyncProgress.self) { message in
                 logger.debug("\(message.summary.line)")
             },

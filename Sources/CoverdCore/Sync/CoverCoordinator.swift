@@ -38,14 +38,14 @@ public final class CoverCoordinator: Sendable {
 
     public init(
         bus: EventBus, fetcher: any CoverFetching, index: CoverIndex, writer: IndexWriter, store: CoverStore,
-        configuration: Configuration
+        configuration: Configuration, flushes: FlushBatcher
     ) {
         self.bus = bus
         self.fetcher = fetcher
         self.index = index
         self.writer = writer
         self.store = store
-        flushes = FlushBatcher(directory: store.directory)
+        self.flushes = flushes
         directorySync = DirectorySync.forRenames(in: store, flushedBy: flushes) { [bus] error in
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
