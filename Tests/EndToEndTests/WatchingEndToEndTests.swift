@@ -256,6 +256,26 @@ struct FetchingEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test("Given a cover whose server is slow to answer, when more covers from that host are added, then they are cached without waiting for it")
+    func slowAnswerDoesNotHoldUpItsHost() throws {
+        let world = try World()
+        try world.cover("slow.png", seed: 9)
+        // Headers after 14 s, just inside the 15 s low-speed limit: libcurl's PIPEWAIT used to park
+        // every other transfer to the host until this one answered, to learn whether it could multiplex.
+        try world.record("slow.json", world.album("Slow", world.server.url("slow.png?delay_ms=14000")))
+        let daemon = try world.startDaemon()
+        try waitUntil("the slow request to arrive") { try world.server.requests().inFlight == 1 }
+        var albums: [String] = []
+        for index in 0..<3 {
+            try world.cover("fast\(index).png", seed: index + 1)
+            albums.append(world.album("Fast \(index)", world.server.url("fast\(index).png")))
+        }
+        try world.record("fast.json", "[" + albums.joined(separator: ",") + "]")
+        try daemon.waitForStatus("the fast covers cached", timeout: 10) { $0.cached == 3 }
+        #expect(try world.server.requests().inFlight == 1, "the slow cover is still waiting for its answer")
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given a download in progress, when its record is deleted, then the transfer is cancelled")
     func deletionCancelsDownload() throws {
         let world = try World()

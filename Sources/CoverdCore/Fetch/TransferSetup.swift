@@ -57,7 +57,9 @@ struct TransferSetup {
         }
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.maxBytes), "MAXFILESIZE_LARGE")
         try easy.set(CURLOPT_USERAGENT, userAgent, "USERAGENT")
-        try easy.set(CURLOPT_PIPEWAIT, 1, "PIPEWAIT")
+        // No CURLOPT_PIPEWAIT: with it, libcurl parks every new transfer to a host until a
+        // connection there tells whether it multiplexes, which a server slow to answer (or an
+        // HTTP/1.0 one, until it is done) turns into one transfer at a time for that host.
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE")
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(transfer.errorBuffer), "ERRORBUFFER")
         try easy.set(CURLOPT_WRITEFUNCTION, callback: transferWriteCallback, "WRITEFUNCTION")
