@@ -174,6 +174,10 @@ public final class CoverdDaemon: Sendable {
     public func stop(signal: Int32 = SIGTERM, timeout: Double = 15) throws -> Int32 {
         kill(process.processIdentifier, signal)
         try waitUntil("coverd to exit after signal \(signal)", timeout: timeout) { !process.isRunning }
+        if process.terminationStatus != 0 {
+            // Most callers expect 0: when a run fails that way, the reason is in the log (a sanitizer's report too).
+            FileHandle.standardError.write(Data("coverd exited with \(process.terminationStatus); its log ends:\n\(log.suffix(4000))\n".utf8))
+        }
         return process.terminationStatus
     }
 

@@ -57,9 +57,12 @@ struct TransferSetup {
         }
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.maxBytes), "MAXFILESIZE_LARGE")
         try easy.set(CURLOPT_USERAGENT, userAgent, "USERAGENT")
-        // No CURLOPT_PIPEWAIT: with it, libcurl parks every new transfer to a host until a
-        // connection there tells whether it multiplexes, which a server slow to answer (or an
-        // HTTP/1.0 one, until it is done) turns into one transfer at a time for that host.
+        // No CURLOPT_PIPEWAIT (which curl -Z sets): on http:// libcurl 7.88 then parks new
+        // transfers to a host until one there finishes, not knowing yet whether the host
+        // multiplexes, so one slow answer held up the host's other covers
+        // (silentServerDoesNotHoldUpItsHost). The cost: an HTTP/2 host gets up to perHost
+        // connections instead of one (MAX_HOST_CONNECTIONS caps them), and admission limits
+        // its streams to perHost either way.
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE")
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(transfer.errorBuffer), "ERRORBUFFER")
         try easy.set(CURLOPT_WRITEFUNCTION, callback: transferWriteCallback, "WRITEFUNCTION")
