@@ -67,12 +67,10 @@ public final class FlushBatcher: Sendable {
         let fd = decision.groupCommits ? open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1
         descriptor = fd
         groupCommits = fd >= 0
+        let method = groupCommits ? "one syncfs per batch" : "an fsync of each cover and directory"
         // Untested: the directory was just made, so failing to open it takes a fault injected into open(2).
-        durability = switch (decision.groupCommits, groupCommits) {
-        case (true, true): "one syncfs per batch (\(decision.filesystem))"
-        case (true, false): "an fsync of each cover and directory (\(decision.filesystem), but \(SystemError("open for syncfs", path: directory)))"
-        case (false, _): "an fsync of each cover and directory (\(decision.filesystem))"
-        }
+        let openFailure = decision.groupCommits && !groupCommits ? ", but \(SystemError("open for syncfs", path: directory))" : ""
+        durability = "\(method) (\(decision.filesystem)\(openFailure))"
     }
 
     deinit {
