@@ -7,7 +7,11 @@ run inherits another's deleted inodes or dirty pages). The builds, and curl -Z w
 number of rounds that is a multiple of the list's length each runs in every place
 equally often. `--backing /dev/shm` puts the filesystem's image in memory:
 every fsync and journal commit is still real, but the device is no longer the limit,
-so what is left is the programs' own cost. Needs root (losetup, mount). Timings are
+so what is left is the programs' own cost. `--disk` adds a third kind of run: the
+corpus, already in memory, copied onto the fresh filesystem (not timed) and then
+`sync -f` (timed): how long the device takes to store the bytes and files a durable
+sync must store, which no durable sync can beat however little CPU it spends; each
+build is then also set against the slower of curl -Z and that. Needs root (losetup, mount). Timings are
 printed, never asserted; every run's covers are checked byte for byte, and a run
 with a bad cover or a failed exit makes the script exit 1.
 """
@@ -17,10 +21,12 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 import bench
 
 CURL = "curl"
+DISK = "disk"
 
 
 def parse_builds(parser, arguments):
@@ -29,16 +35,30 @@ def parse_builds(parser, arguments):
         name, separator, binary = argument.partition("=")
         if not separator or not name or not binary:
             parser.error(f"{argument!r}: expected NAME=BINARY")
-        if name in builds or name == CURL:
-            parser.error(f"{name!r}: each build needs its own name (and not {CURL!r})")
+        if name in builds or name in (CURL, DISK):
+            parser.error(f"{name!r}: each build needs its own name (and not {CURL!r} or {DISK!r})")
         if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
             parser.error(f"{binary}: not an executable file")
         builds[name] = os.path.abspath(binary)
     return builds
 
 
+def disk_run(corpus_dir):
+    """Seconds `sync -f` takes to store a copy of the corpus made just before it from the
+    page cache: the device's share of a durable sync, with no network and no validation."""
+    copy = os.path.join(bench.fresh("disk"), "covers")
+    started = time.monotonic()
+    subprocess.run(["cp", "-r", corpus_dir, copy], check=True)
+    copied = time.monotonic() - started
+    started = time.monotonic()
+    subprocess.run(["sync", "-f", copy], check=True)
+    return time.monotonic() - started, True, f"the copy before it {copied:.2f} s"
+
+
 def one_run(name, builds, urls, corpus_dir, parallel):
     """(seconds, whether the run was good, what to print about it)."""
+    if name == DISK:
+        return disk_run(corpus_dir)
     if name == CURL:
         elapsed = bench.run_curl(urls, parallel)
         bad = bench.verify_curl(bench.LAST_CURL_DIR, urls, corpus_dir)
@@ -57,12 +77,15 @@ def main():
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--backing", default=bench.WORK, help="where the filesystem image lives (default: on disk)")
     parser.add_argument("--curl", action="store_true", help="run curl -Z each round too")
+    parser.add_argument("--disk", action="store_true", help="time sync -f of a copy of the corpus each round too (with --curl)")
     args = parser.parse_args()
     for option in ("rounds", "count", "parallel"):
         if getattr(args, option) < 1:
             parser.error(f"--{option} must be at least 1")
     builds = parse_builds(parser, args.builds)
-    order = [*builds, *([CURL] if args.curl else [])]
+    if args.disk and not args.curl:
+        parser.error("--disk needs --curl: the disk's time is set beside curl -Z's")
+    order = [*builds, *([CURL] if args.curl else []), *([DISK] if args.disk else [])]
     if len(order) < 2:
         parser.error("nothing to compare: give two builds, or one and --curl")
     if os.geteuid() != 0:
@@ -109,6 +132,10 @@ def main():
         for name in builds:
             ratios = [a / b for a, b in zip(results[name], results[CURL])]
             print(f"{name} / curl, per round {' / '.join(f'{r:.3f}' for r in ratios)}, median {statistics.median(ratios):.3f}")
+            if args.disk:
+                bounded = [a / max(b, d) for a, b, d in zip(results[name], results[CURL], results[DISK])]
+                print(f"{name} / the slower of curl and disk, per round {' / '.join(f'{r:.3f}' for r in bounded)}, "
+                      f"median {statistics.median(bounded):.3f}")
     if failed:
         sys.exit(f"runs with a bad cover or a failed exit: {', '.join(failed)}")
 
