@@ -27,10 +27,15 @@ struct VerifyCommand: ParsableCommand {
             }
             if report.problems.isEmpty {
                 print("ok: \(report.checked) cover(s) valid")
+                return
+            }
+            if let failure = report.markingFailure {
+                print("\(report.problems.count) bad cover(s) of \(report.checked); none marked for refetch")
+                printError("coverd: could not mark the bad covers in the index, so a reload will not fetch them again: \(failure)")
             } else {
                 print("\(report.problems.count) bad cover(s) of \(report.checked); \(report.marked) marked for refetch on the next reload")
-                throw ExitCode.failure
             }
+            throw ExitCode.failure
         }
     }
 }

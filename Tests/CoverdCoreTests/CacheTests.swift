@@ -106,6 +106,24 @@ struct CacheTests {
         #expect(try reader.rows() == [row])
     }
 
+    @Test("Given an index in a directory named with %, ? and #, closed by its writer, when opened immutable, then its rows read back")
+    func immutableOpen() throws {
+        let cache = directory.path + "/a%41 b?c#d"
+        try makeDirectories(cache)
+        let album = Album(id: try AlbumID(validating: "x"), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json")
+        let row = IndexRow(album: album, state: .cached, updatedAt: Date(timeIntervalSince1970: 5))
+        do {
+            try CoverIndex(cacheDirectory: cache).apply([.upsert(row)])
+        }  // Closed: the last connection checkpoints the log and removes it.
+        #expect(!FileManager.default.fileExists(atPath: cache + "/index.sqlite3-wal"))
+        let reader = try SQLiteConnection(path: cache + "/index.sqlite3", readOnly: true, immutable: true)
+        var ids: [String] = []
+        try reader.prepare("SELECT id FROM albums").query { ids.append($0.text(0) ?? "") }
+        #expect(ids == ["x"])
+        #expect(!FileManager.default.fileExists(atPath: cache + "/index.sqlite3-shm"), "an immutable reader creates nothing beside the file")
+        #expect(SQLiteConnection.immutableURI("//srv/c") == "file:////srv/c?immutable=1")
+    }
+
     @Test("Given an index, when the status report is rendered, then the JSON has exactly the contract's keys and nulls")
     func statusJSON() throws {
         let index = try CoverIndex(cacheDirectory: directory.path)

@@ -124,4 +124,31 @@ struct DiskFullTests {
         #expect(try daemon.stop() == 0)
         #expect(world.strayFiles().isEmpty, "a failed write left its temporary file")
     }
+
+    @Test("Given a daemon stopped cleanly and its cache then filled to the last byte, when status and verify run, then both read the index, and verify names a bad cover and says it could not mark it",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func commandsOnAFullDisk() throws {
+        let disk = try SmallDiskWorld(megabytes: 8)
+        let world = disk.world
+        try world.record("a.json", "[" + (try disk.albums(0..<3)).joined(separator: ",") + "]")
+        let daemon = try world.startDaemon()
+        let synced = try daemon.waitForStatus("the covers cached") { $0.cached == 3 }
+        #expect(try daemon.stop() == 0)
+        let broken = world.coverPath(synced.entries[0].id)
+        var bytes = try #require(readBytes(broken))
+        bytes[bytes.count / 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: broken))
+        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+
+        let report = try runCoverd(["status", "--json", "--cache", world.cache])
+        #expect(report.status == 0, "\(report.stderr)")
+        let snapshot = try StatusSnapshot(json: report.stdout)
+        #expect(snapshot.albums == 3 && snapshot.cached == 3)
+
+        let verify = try runCoverd(["verify", "--cache", world.cache])
+        #expect(verify.status == 1)
+        #expect(verify.stdout.contains("bad: \(broken)"), "\(verify.stdout)")
+        #expect(verify.stderr.contains("could not mark") && verify.stderr.contains("index"), "\(verify.stderr)")
+        #expect(try status(cache: world.cache).cached == 3, "nothing was marked")
+    }
 }

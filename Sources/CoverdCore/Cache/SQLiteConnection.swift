@@ -24,10 +24,19 @@ final class SQLiteConnection {
     let path: String
     private let handle: OpaquePointer
 
-    init(path: String, readOnly: Bool) throws(IndexError) {
+    /// With `immutable`, the file is opened read-only as one nothing will
+    /// change (SQLite's `immutable=1`): no locks, no WAL, no shared-memory
+    /// file, so nothing needs to be created beside it. Only for a file no
+    /// writer has open (see `CoverIndex.openForReading`).
+    init(path: String, readOnly: Bool, immutable: Bool = false) throws(IndexError) {
         var db: OpaquePointer?
-        let flags = readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
-        let code = sqlite3_open_v2(path, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
+        var flags = readOnly || immutable ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)
+        var name = path
+        if immutable {
+            flags |= SQLITE_OPEN_URI
+            name = SQLiteConnection.immutableURI(path)
+        }
+        let code = sqlite3_open_v2(name, &db, flags | SQLITE_OPEN_NOMUTEX, nil)
         guard code == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(code))
             let systemErrno = db.map { sqlite3_system_errno($0) }.flatMap { $0 == 0 ? nil : $0 }
@@ -41,6 +50,21 @@ final class SQLiteConnection {
 
     deinit {
         sqlite3_close_v2(handle)
+    }
+
+    /// `file:<path>?immutable=1`, with the three characters a URI's path may
+    /// not hold as they are escaped; an absolute path gets an empty authority
+    /// (`file:///…`), so that one starting `//` is not read as a host.
+    static func immutableURI(_ path: String) -> String {
+        var bytes = Array((path.hasPrefix("/") ? "file://" : "file:").utf8)
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "%") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") {
+                bytes += Array("%\(String(byte, radix: 16, uppercase: true))".utf8)  // All three are above 0x0F.
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes + Array("?immutable=1".utf8), as: UTF8.self)
     }
 
     func execute(_ sql: String) throws(IndexError) {

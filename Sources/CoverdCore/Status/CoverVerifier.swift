@@ -12,11 +12,16 @@ public struct VerifyReport: Sendable {
     public var problems: [VerifyProblem] = []
     /// Index rows marked failed so that the daemon fetches them again on its next reload.
     public var marked = 0
+    /// Why bad covers could not be marked (a full disk, a read-only cache): the index could be read, not written.
+    public var markingFailure: IndexError?
 }
 
 /// Checks every PNG under `covers/` with the full validator (CRCs included)
 /// and every cached album's file for presence. Corrupt or missing covers are
-/// marked `failed` in the index; the daemon refetches them on reload.
+/// marked `failed` in the index; the daemon refetches them on reload. When
+/// the index cannot be written (a full disk, a read-only cache), it is read
+/// instead, every cover is still checked, and the report says why nothing
+/// was marked: verifying needs no room.
 public struct CoverVerifier: Sendable {
     public var limits: ImageLimits
     public var maxBytes: Int
@@ -29,9 +34,17 @@ public struct CoverVerifier: Sendable {
     public func verify(cacheDirectory: String) throws(IndexError) -> VerifyReport {
         let store = CoverStore(cacheDirectory: cacheDirectory)
         let indexPath = join(cacheDirectory, CoverIndex.fileName)
-        let index = FileManager.default.fileExists(atPath: indexPath) ? try CoverIndex(cacheDirectory: cacheDirectory) : nil
-        let rows = try index?.rows() ?? []
         var report = VerifyReport()
+        var index: CoverIndex?
+        if FileManager.default.fileExists(atPath: indexPath) {
+            do {
+                index = try CoverIndex(cacheDirectory: cacheDirectory)
+            } catch {
+                report.markingFailure = error
+                index = try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true)
+            }
+        }
+        let rows = try index?.rows() ?? []
         var bad: [AlbumID: String] = [:]
         let validator = PNGValidator(limits: limits)
         for name in store.listNames().sorted() where name.hasSuffix(".png") {
@@ -65,8 +78,13 @@ public struct CoverVerifier: Sendable {
             marked.updatedAt = Date()
             return .upsert(marked)
         }
-        try index?.apply(changes)
-        report.marked = changes.count
+        guard !changes.isEmpty, report.markingFailure == nil, let index else { return report }
+        do {
+            try index.apply(changes)
+            report.marked = changes.count
+        } catch {
+            report.markingFailure = error
+        }
         return report
     }
 }
