@@ -117,7 +117,7 @@ extension SyncPlannerTests {
         #expect(attempts == [1, 2, 3])
     }
 
-    @Test("Given a cover that failed for a full disk, when its retry comes and the disk is still full, then it waits without downloading")
+    @Test("Given a cover that failed for a full disk, when its retry comes and the disk is still full, then it waits without downloading, and the index says when it looks again")
     mutating func fullDiskWaitsForRoom() throws {
         planner.policy.storageMaxDelay = .seconds(5)
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
@@ -127,10 +127,14 @@ extension SyncPlannerTests {
         let first = planner.nextWakeUp()
         let due = try #require(first)
         let whileFull = planner.timerFired(now: due, files: files)
-        #expect(whileFull.isEmpty)
+        #expect(whileFull.fetches.isEmpty && whileFull.prepares.isEmpty)
         let second = planner.nextWakeUp()
         let later = try #require(second)
         #expect(later > due)
+        #expect(whileFull.rows.map(\.nextRetry) == [later], "status shows the next look, not the one just past")
+        #expect(whileFull.rows.first?.state == .pending)
+        let waiting = whileFull.posted(CoversWaitingForRoom.self)
+        #expect(waiting.count == 1 && waiting.first?.count == 1 && waiting.first?.largestBytes == 100 && waiting.first?.retryAt == later)
         files.room = true
         let afterFreeing = planner.timerFired(now: later, files: files)
         #expect(afterFreeing.fetches.count == 1)

@@ -94,6 +94,7 @@ struct DiskFullTests {
         }
         disk.checkCovers(full)
         #expect(daemon.isRunning)
+        try waitUntil("the log to say the retries wait for room") { daemon.log.contains("still no room in the cache for ") }
 
         try FileManager.default.removeItem(atPath: filler)
         let done = try daemon.waitForStatus("all cached once space is freed", timeout: 60) { $0.cached == 8 }

@@ -113,6 +113,16 @@ public struct CoverFailed: BusMessage {
     public var retryAt: Date?
 }
 
+/// Covers whose retry came while the disk was still too full for them: none
+/// was downloaded, and each is looked at again at `retryAt`. One message per
+/// such wake-up, however many covers wait, so a long-full disk is not a flood.
+public struct CoversWaitingForRoom: BusMessage {
+    public var count: Int
+    /// The most one of them needed: the room that would let at least it through.
+    public var largestBytes: Int
+    public var retryAt: Date
+}
+
 /// Covers the daemon held as cached that were found missing or corrupt on
 /// the disk (by the check after the first scan, or on reload), from one
 /// decision step; each is fetched again.

@@ -71,6 +71,11 @@ public final class EventLogger: Sendable {
             },
             on(CoverFailed.self) { EventLogger.log(logger, $0) },
             on(CachedCoversLost.self) { EventLogger.log(logger, $0) },
+            on(CoversWaitingForRoom.self) { message in
+                let wait = EventLogger.describeDelay(message.retryAt.timeIntervalSinceNow)
+                logger.notice(
+                    "still no room in the cache for \(message.count) cover(s) (the largest \(message.largestBytes) bytes); looking again in \(wait)")
+            },
             on(CachedCoversChecked.self) { message in
                 logger.info(
                     "checked the \(message.compared) covers the index lists as cached in \(message.duration.milliseconds) ms: \(message.lost) to fetch again",

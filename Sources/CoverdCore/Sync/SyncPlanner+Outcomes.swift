@@ -109,12 +109,23 @@ extension SyncPlanner {
             jobs[entry.url] = job
             effects.append(.fetch(fetchID, entry.url))
         }
+        let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
+        if !stillFull.isEmpty {
+            let largest = stillFull.compactMap { $0.1.storageBytes }.max() ?? 0
+            effects.append(.post(CoversWaitingForRoom(count: stillFull.count, largestBytes: largest, retryAt: due)))
+        }
         for (url, var job) in stillFull {
-            let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
             let token = newToken()
             job.phase = .waiting(until: due, token: token)
             jobs[url] = job
             retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+            // `status` would otherwise show a next try already past while the disk stays full.
+            for id in job.waiters.sorted() {
+                guard var entry = tracked[id] else { continue }
+                entry.nextRetry = due
+                tracked[id] = entry
+                effects.append(.index(.upsert(row(for: id, now: now))))
+            }
         }
         return effects
     }
