@@ -6,7 +6,7 @@ import Testing
 @Suite("Cover URLs")
 struct CoverURLTests {
     @Test(
-        "Given a valid URL, when validated, then its origin is the lower-cased scheme, host and port",
+        "Given a valid URL, when validated, then its origin is the lower-cased scheme, host and port, a scheme's default port left out",
         arguments: [
             ("HTTP://Example.COM/a.png", "http://example.com"),
             ("https://user:pw@Host.example:8443/x?y#z", "https://host.example:8443"),
@@ -19,8 +19,15 @@ struct CoverURLTests {
             ("http://h:65535", "http://h:65535"),
             ("hTTpS://H", "https://h"),
             ("http://h:", "http://h"),
+            ("http://h:80/a.png", "http://h"),
+            ("https://h:443/a.png", "https://h"),
+            ("HTTP://h:0080", "http://h"),
+            ("https://h:80/", "https://h:80"),
+            ("http://h:443/", "http://h:443"),
+            ("http://h:08080/", "http://h:8080"),
+            ("http://h:+80/", "http://h"),
             ("http://[::1]:", "http://[::1]"),
-            ("http://h:+80/", "http://h:+80"),
+            ("http://h:+81/", "http://h:81"),
             ("http://[u@x]@h/", "http://h"),
         ])
     func validURLHasItsOrigin(text: String, origin: String) throws {
@@ -130,9 +137,11 @@ enum ReferenceURLParser {
             host = hostPort
         }
         guard host.count > (host.hasPrefix("[") ? 2 : 0) else { throw .invalidURL("has no host") }
+        var number = scheme == "https" ? 443 : 80
         if !port.isEmpty {
-            guard port.count <= 5, let number = Int(port), (1...65535).contains(number) else { throw .invalidURL("has an invalid port") }
+            guard port.count <= 5, let value = Int(port), (1...65535).contains(value) else { throw .invalidURL("has an invalid port") }
+            number = value
         }
-        return "\(scheme)://\(host.lowercased())" + (port.isEmpty ? "" : ":\(port)")
+        return "\(scheme)://\(host.lowercased())" + (number == (scheme == "https" ? 443 : 80) ? "" : ":\(number)")
     }
 }

@@ -71,16 +71,22 @@ public struct Album: Sendable, Hashable {
 public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable {
     public let string: String
 
-    /// `scheme://host:port`, lower-cased: the unit of per-host limits.
-    /// Derived when asked (once per fetch) rather than stored with every album.
+    /// `scheme://host:port`, lower-cased, the port as a number and left out
+    /// when it is the scheme's default: the unit of per-host limits, so that
+    /// `http://h/` and `http://h:80/` count against one host, as libcurl's
+    /// own connection limit counts them. Derived when asked (once per fetch)
+    /// rather than stored with every album.
     public var origin: String {
         var text = string
         return text.withUTF8 { bytes in
             // The string was validated, so it parses.
             guard case .success(let parts) = CoverURL.parse(bytes, maxLength: Int.max) else { return string }
-            var origin = String(decoding: bytes[..<parts.schemeEnd], as: UTF8.self).lowercased() + "://"
-            origin += String(decoding: bytes[parts.host], as: UTF8.self).lowercased()
-            if !parts.port.isEmpty { origin += ":" + String(decoding: bytes[parts.port], as: UTF8.self) }
+            let scheme = String(decoding: bytes[..<parts.schemeEnd], as: UTF8.self).lowercased()
+            var origin = scheme + "://" + String(decoding: bytes[parts.host], as: UTF8.self).lowercased()
+            // Validation allowed 1–65535 in at most five characters, a leading `+` among them.
+            let digits = bytes[parts.port].drop { $0 == UInt8(ascii: "+") }
+            let port = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            if !parts.port.isEmpty && port != (scheme == "https" ? 443 : 80) { origin += ":\(port)" }
             return origin
         }
     }
