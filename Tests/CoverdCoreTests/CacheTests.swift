@@ -139,6 +139,18 @@ struct CacheTests {
         #expect(report.table().hasPrefix("1 albums: 1 cached, 0 pending, 0 failed\n"))
     }
 
+    @Test("Given an id at the contract's 128-character limit, when the status table is rendered, then every id is shown whole")
+    func tableShowsWholeIDs() throws {
+        let long = "a" + String(repeating: "b", count: 126) + "c"
+        let rows = try [long, "short"].map { id in
+            IndexRow(album: Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json"),
+                     state: .cached, updatedAt: Date())
+        }
+        let lines = StatusReport(rows: rows, coversDirectory: "/c").table().split(separator: "\n")
+        #expect(lines.contains { $0.hasPrefix("cached   \(long)  A – T") }, "\(lines)")
+        #expect(lines.contains { $0.hasPrefix("cached   short" + String(repeating: " ", count: 48 - 5) + "  A – T") }, "\(lines)")
+    }
+
     @Test("Given a cache directory whose name needs escaping, when the status is rendered as JSON, then each path parses back whole")
     func statusJSONEscapedPaths() throws {
         let cache = directory.path + "/odd \"dir\" \\ \u{2028}"

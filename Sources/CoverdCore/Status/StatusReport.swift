@@ -73,11 +73,12 @@ public struct StatusReport: Sendable {
     public func table() -> String {
         var out = summary.line + "\n"
         guard !rows.isEmpty else { return out }
+        // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
         let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)
         out += "STATE    " + "ID".padding(toLength: idWidth, withPad: " ", startingAt: 0) + "  ALBUM / DETAIL\n"
         for row in rows {
             let state = row.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-            let id = row.id.rawValue.padding(toLength: idWidth, withPad: " ", startingAt: 0)
+            let id = row.id.rawValue.padding(toLength: max(idWidth, row.id.rawValue.count), withPad: " ", startingAt: 0)
             var detail = "\(row.artist) – \(row.title)"
             if let error = row.error, row.state != .cached {
                 detail += ": \(error)"
