@@ -18,6 +18,14 @@ static inline long long coverd_filesystem_type(const char *path) {
     return statfs(path, &info) == 0 ? (long long)(unsigned long)info.f_type : -1;  // magic numbers are unsigned
 }
 
+// Whether a process other than this one holds a lock on bytes [start, start + length) of `fd`:
+// 1 or 0, or -1 with errno set. A query only: F_GETLK takes no lock.
+static inline int coverd_range_locked_elsewhere(int fd, long long start, long long length) {
+    struct flock lock = { .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = start, .l_len = length };
+    if (fcntl(fd, F_GETLK, &lock) != 0) return -1;
+    return lock.l_type != F_UNLCK;
+}
+
 // mallopt(M_ARENA_MAX, n): the macro is not imported into Swift.
 static inline int coverd_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
 // mallopt(M_MMAP_THRESHOLD, bytes), which also stops glibc from raising the threshold itself.

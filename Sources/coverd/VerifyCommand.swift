@@ -6,7 +6,10 @@ struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
         abstract: "Check every cached PNG; exit 1 and list the bad ones if any is invalid.",
-        discussion: "Bad covers are marked failed in the index; a running daemon fetches them again on its next reload (SIGHUP).")
+        discussion: """
+            Bad covers are marked failed in the index; a running daemon fetches them again on its next reload (SIGHUP). \
+            Where the index cannot be written (a full disk, a read-only cache), they are listed and not marked.
+            """)
 
     @OptionGroup var config: ConfigOptions
     @OptionGroup var cache: CacheOptions
@@ -15,21 +18,20 @@ struct VerifyCommand: ParsableCommand {
         try exitingOnFailure {
             let directory = try cache.directory(config: config)
             let settings = cache.cache == nil ? try config.load() : Configuration.defaults(environment: [:])
-            let report: VerifyReport
-            do {
-                report = try CoverVerifier(limits: settings.images, maxBytes: settings.fetch.maxBytes).verify(cacheDirectory: directory)
-            } catch {
-                printError("coverd: \(error)")
-                throw ExitCode.failure
-            }
+            let report = CoverVerifier(limits: settings.images, maxBytes: settings.fetch.maxBytes).verify(cacheDirectory: directory)
             for problem in report.problems {
                 print("bad: \(problem.path): \(problem.reason)")
+            }
+            if let failure = report.indexFailure {
+                print("\(report.problems.count) bad cover(s) of \(report.checked)")
+                printError("coverd: cannot read the index, so covers it lists that are missing were not looked for, and none was marked: \(failure)")
+                throw ExitCode.failure
             }
             if report.problems.isEmpty {
                 print("ok: \(report.checked) cover(s) valid")
                 return
             }
-            if let failure = report.markingFailure {
+            if let failure = report.markingFailure, report.markable > 0 {
                 print("\(report.problems.count) bad cover(s) of \(report.checked); none marked for refetch")
                 printError("coverd: could not mark the bad covers in the index, so a reload will not fetch them again: \(failure)")
             } else {

@@ -122,6 +122,43 @@ struct CacheTests {
         #expect(ids == ["x"])
         #expect(!FileManager.default.fileExists(atPath: cache + "/index.sqlite3-shm"), "an immutable reader creates nothing beside the file")
         #expect(SQLiteConnection.immutableURI("//srv/c") == "file:////srv/c?immutable=1")
+        #expect(SQLiteConnection.immutableURI("c/i%") == "file:c/i%25?immutable=1")
+    }
+
+    @Test("Given a reader's first read failed, when deciding whether to read the index as immutable, then only a shared-memory failure on a file no one else has open and no unmerged log does")
+    func readFallbackDecision() {
+        // sqlite3.h's codes (the tests do not import SQLite): IOERR 10, CANTOPEN 14, BUSY 5, CORRUPT 11.
+        let shmSize: Int32 = 10 | 19 << 8
+        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: false, logBytes: nil) == .immutable)
+        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: nil, openElsewhere: false, logBytes: 0) == .immutable)
+        #expect(CoverIndex.readFallback(extendedCode: 14, systemErrno: EACCES, openElsewhere: false, logBytes: nil) == .immutable)
+        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: false, logBytes: 4096) == .unmergedLog(bytes: 4096))
+        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: true, logBytes: 0) == .none, "a daemon has it open")
+        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: nil, logBytes: nil) == .none, "cannot tell")
+        #expect(CoverIndex.readFallback(extendedCode: 5, systemErrno: nil, openElsewhere: false, logBytes: nil) == .none)
+        #expect(CoverIndex.readFallback(extendedCode: 11, systemErrno: nil, openElsewhere: false, logBytes: nil) == .none)
+    }
+
+    @Test("Given changes kept while index writes fail, when merged, then each album keeps only its last change and the index ends the same")
+    func keptChangesMerge() throws {
+        func row(_ id: String, _ state: CoverState) throws -> IndexRow {
+            IndexRow(album: Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/a.png"), record: "/r/a.json"),
+                     state: state, updatedAt: Date(timeIntervalSince1970: 5))
+        }
+        let changes: [IndexChange] = [
+            .upsert(try row("a", .pending)), .upsert(try row("b", .pending)), .upsert(try row("a", .failed)),
+            .delete(try AlbumID(validating: "b")), .upsert(try row("c", .pending)), .upsert(try row("b", .cached)),
+        ]
+        let merged = IndexWriter.lastPerAlbum(changes)
+        #expect(merged.map(\.albumID.rawValue) == ["a", "c", "b"])
+        try makeDirectories(directory.path + "/all")
+        try makeDirectories(directory.path + "/kept")
+        let all = try CoverIndex(cacheDirectory: directory.path + "/all")
+        let kept = try CoverIndex(cacheDirectory: directory.path + "/kept")
+        try all.apply(changes)
+        try kept.apply(merged)
+        #expect(try all.rows() == kept.rows())
+        #expect(try kept.rows().map(\.state) == [.failed, .cached, .pending])
     }
 
     @Test("Given an index, when the status report is rendered, then the JSON has exactly the contract's keys and nulls")

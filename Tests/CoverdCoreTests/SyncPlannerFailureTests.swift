@@ -139,4 +139,30 @@ extension SyncPlannerTests {
         let afterFreeing = planner.timerFired(now: later, files: files)
         #expect(afterFreeing.fetches.count == 1)
     }
+
+    @Test("Given three covers that failed for a full disk at different times, when the disk stays full, then each look is one notice for all three")
+    mutating func fullDiskLooksAreShared() throws {
+        planner.policy.storageMaxDelay = .seconds(30)
+        let albums = try ["x", "y", "z"].map { try album($0, "http://h/\($0).png") }
+        let fetches = planner.update(albums, now: now, files: files).fetches
+        #expect(fetches.count == 3)
+        for (offset, fetch) in fetches.enumerated() {
+            let time = now.addingTimeInterval(Double(offset) * 0.3)
+            let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body(100 + offset)), now: time).prepares.first)
+            _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100 + offset)), now: time, files: files)
+        }
+        files.room = false
+        var looks: [CoversWaitingForRoom] = []
+        for _ in 0..<3 {
+            let wakeUp = planner.nextWakeUp()
+            let look = try #require(wakeUp)
+            let effects = planner.timerFired(now: look, files: files)
+            #expect(effects.fetches.isEmpty)
+            looks += effects.posted(CoversWaitingForRoom.self)
+            #expect(Set(effects.rows.map(\.nextRetry)) == [planner.nextWakeUp()], "every waiting album shows the one next look")
+        }
+        #expect(looks.map(\.count) == [3, 3, 3])
+        #expect(looks.first?.largestBytes == 102)
+    }
 }
+

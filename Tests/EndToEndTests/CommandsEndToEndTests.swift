@@ -107,6 +107,20 @@ struct CommandsEndToEndTests {
         }
     }
 
+    @Test("Given an index that is not a database beside a corrupt cover, when verified, then the cover is still checked, and verify exits 1 saying it cannot read the index")
+    func verifyWithAnUnreadableIndex() throws {
+        let directory = TestDirectory()
+        try FileManager.default.createDirectory(atPath: directory.path + "/covers", withIntermediateDirectories: true)
+        var png = PNGFixture.make(width: 8, height: 8, seed: 1)
+        png[png.count - 5] ^= 0xFF  // IEND's CRC
+        try Data(png).write(to: URL(fileURLWithPath: directory.path + "/covers/x.png"))
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: directory.path + "/index.sqlite3"))
+        let result = try runCoverd(["verify", "--cache", directory.path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("bad: \(directory.path)/covers/x.png"), "\(result.stdout)")
+        #expect(result.stderr.contains("cannot read the index"), "\(result.stderr)")
+    }
+
     @Test("Given no index, when status runs, then it reports zero albums and exits 0")
     func statusWithoutIndex() throws {
         let directory = TestDirectory()

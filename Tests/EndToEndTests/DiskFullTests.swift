@@ -140,6 +140,9 @@ struct DiskFullTests {
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: broken))
         try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+        var space = statvfs()
+        #expect(statvfs(world.cache, &space) == 0 && space.f_bavail == 0, "the disk is full")
+        #expect(!FileManager.default.fileExists(atPath: world.cache + "/index.sqlite3-shm"), "a clean stop left no shared-memory file")
 
         let report = try runCoverd(["status", "--json", "--cache", world.cache])
         #expect(report.status == 0, "\(report.stderr)")

@@ -92,39 +92,6 @@ public final class CoverIndex: Sendable {
         connection = Mutex(Connection(db))
     }
 
-    /// A reader of a WAL database needs its shared-memory file, and creates
-    /// it when no writer is running; on a full disk, or in a directory it may
-    /// not write to, that fails ("disk I/O error"), and `status` could not
-    /// read an index that is all there. With no write-ahead log beside the
-    /// file (the daemon stopped cleanly and took it away), everything is in
-    /// the file and nothing is about to change it, so it is opened immutable
-    /// instead, which needs nothing beside it. With a log, or should the
-    /// second open fail too, the first error is the one reported: it says
-    /// what is wrong with the cache.
-    static func openForReading(_ path: String) throws(IndexError) -> SQLiteConnection {
-        let db = try SQLiteConnection(path: path, readOnly: true)
-        do {
-            try probe(db)
-            return db
-        } catch {
-            var log = stat()
-            let noLog = stat(path + "-wal", &log) == 0 ? log.st_size == 0 : errno == ENOENT
-            guard noLog else { throw error }
-            do {
-                let immutable = try SQLiteConnection(path: path, readOnly: true, immutable: true)
-                try probe(immutable)
-                return immutable
-            } catch _ {
-                throw error  // The first failure names the cause; the fallback's would only add SQLite's view of it.
-            }
-        }
-    }
-
-    /// Reads the schema: the first read, which is where a missing shared-memory file shows.
-    private static func probe(_ db: SQLiteConnection) throws(IndexError) {
-        try db.prepare("SELECT count(*) FROM sqlite_master").query { _ in }
-    }
-
     static let schema = """
         CREATE TABLE IF NOT EXISTS albums (
             id TEXT PRIMARY KEY NOT NULL,

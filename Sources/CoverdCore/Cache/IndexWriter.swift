@@ -68,8 +68,10 @@ public final class IndexWriter: Sendable {
         } catch {
             // Keep the batch (a full disk frees up; a locked database unlocks)
             // and try again shortly; newer changes stay after it, in order.
+            // Kept changes are merged, so that while writes fail memory holds
+            // one change per album, not every change made meanwhile.
             let (retry, report) = pending.withLock { pending -> (Bool, Bool) in
-                pending.changes = batch + pending.changes
+                pending.changes = IndexWriter.lastPerAlbum(batch + pending.changes)
                 defer {
                     pending.scheduled = true
                     pending.failing = true
@@ -80,6 +82,29 @@ public final class IndexWriter: Sendable {
             if retry {
                 queue.asyncAfter(deadline: .now() + .seconds(2)) { self.writeBatch() }
             }
+        }
+    }
+}
+
+extension IndexWriter {
+    /// The last change to each album, in the order of those last changes:
+    /// applied, they leave the index as applying all of `changes` in order
+    /// would, since a row's final state is its last change.
+    static func lastPerAlbum(_ changes: [IndexChange]) -> [IndexChange] {
+        var seen = Set<AlbumID>(minimumCapacity: changes.count)
+        var kept: [IndexChange] = []
+        for change in changes.reversed() where seen.insert(change.albumID).inserted {
+            kept.append(change)
+        }
+        return kept.reversed()
+    }
+}
+
+extension IndexChange {
+    var albumID: AlbumID {
+        switch self {
+        case .upsert(let row): row.id
+        case .delete(let id): id
         }
     }
 }

@@ -88,6 +88,9 @@ final class SQLiteConnection {
 
     var lastMessage: String { String(cString: sqlite3_errmsg(handle)) }
 
+    /// The extended result code of the last failed call (`SQLITE_IOERR_SHMSIZE` where `IndexError.code` says `SQLITE_IOERR`).
+    var lastExtendedCode: Int32 { sqlite3_extended_errcode(handle) }
+
     var systemErrno: Int32? {
         let code = sqlite3_system_errno(handle)
         return code == 0 ? nil : code

@@ -74,7 +74,8 @@ public final class EventLogger: Sendable {
             on(CoversWaitingForRoom.self) { message in
                 let wait = EventLogger.describeDelay(message.retryAt.timeIntervalSinceNow)
                 logger.notice(
-                    "still no room in the cache for \(message.count) cover(s) (the largest \(message.largestBytes) bytes); looking again in \(wait)")
+                    "still no room in the cache for \(message.count) cover(s) (the largest \(message.largestBytes) bytes); looking again in \(wait)",
+                    metadata: ["bytes": "\(message.largestBytes)"])
             },
             on(CachedCoversChecked.self) { message in
                 logger.info(

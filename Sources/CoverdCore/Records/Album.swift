@@ -73,9 +73,8 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
 
     /// `scheme://host:port`, lower-cased, the port as a number and left out
     /// when it is the scheme's default: the unit of per-host limits, so that
-    /// `http://h/` and `http://h:80/` count against one host, as libcurl's
-    /// own connection limit counts them. Derived when asked (once per fetch)
-    /// rather than stored with every album.
+    /// `http://h/` and `http://h:80/` count against one host. Derived when
+    /// asked (once per fetch) rather than stored with every album.
     public var origin: String {
         var text = string
         return text.withUTF8 { bytes in
@@ -83,9 +82,8 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
             guard case .success(let parts) = CoverURL.parse(bytes, maxLength: Int.max) else { return string }
             let scheme = String(decoding: bytes[..<parts.schemeEnd], as: UTF8.self).lowercased()
             var origin = scheme + "://" + String(decoding: bytes[parts.host], as: UTF8.self).lowercased()
-            // Validation allowed 1–65535 in at most five characters, a leading `+` among them.
-            let digits = bytes[parts.port].drop { $0 == UInt8(ascii: "+") }
-            let port = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+            // Validation allowed 1–65535 in at most five digits.
+            let port = bytes[parts.port].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
             if !parts.port.isEmpty && port != (scheme == "https" ? 443 : 80) { origin += ":\(port)" }
             return origin
         }
@@ -150,12 +148,10 @@ public struct CoverURL: Sendable, Hashable, CustomStringConvertible, Comparable 
         return .success(Parts(schemeEnd: colon, host: host, port: port))
     }
 
-    /// 1–65535 in at most five characters, an optional `+` included (as `Int(_:)` reads it).
+    /// 1–65535 in at most five digits (no sign: libcurl refuses `:+80` as a bad URL).
     private static func isValidPort(_ text: Slice<UnsafeBufferPointer<UInt8>>) -> Bool {
-        guard text.count <= 5 else { return false }
-        let digits = text.first == UInt8(ascii: "+") ? text.dropFirst() : text
-        guard !digits.isEmpty, digits.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
-        let value = digits.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
+        guard text.count <= 5, !text.isEmpty, text.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return false }
+        let value = text.reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) }
         return (1...65535).contains(value)
     }
 

@@ -12,8 +12,13 @@ public struct VerifyReport: Sendable {
     public var problems: [VerifyProblem] = []
     /// Index rows marked failed so that the daemon fetches them again on its next reload.
     public var marked = 0
-    /// Why bad covers could not be marked (a full disk, a read-only cache): the index could be read, not written.
+    /// Why bad covers could not be marked (a full disk, a read-only cache).
     public var markingFailure: IndexError?
+    /// Why the index could not be read at all: every file was checked, but
+    /// not whether each album it lists as cached has its file.
+    public var indexFailure: IndexError?
+    /// Bad covers that have a row in the index: those a reload would fetch again once marked.
+    public var markable = 0
 }
 
 /// Checks every PNG under `covers/` with the full validator (CRCs included)
@@ -31,7 +36,7 @@ public struct CoverVerifier: Sendable {
         self.maxBytes = maxBytes
     }
 
-    public func verify(cacheDirectory: String) throws(IndexError) -> VerifyReport {
+    public func verify(cacheDirectory: String) -> VerifyReport {
         let store = CoverStore(cacheDirectory: cacheDirectory)
         let indexPath = join(cacheDirectory, CoverIndex.fileName)
         var report = VerifyReport()
@@ -41,10 +46,19 @@ public struct CoverVerifier: Sendable {
                 index = try CoverIndex(cacheDirectory: cacheDirectory)
             } catch {
                 report.markingFailure = error
-                index = try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true)
+                do {
+                    index = try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true)
+                } catch {
+                    report.indexFailure = error
+                }
             }
         }
-        let rows = try index?.rows() ?? []
+        var rows: [IndexRow] = []
+        do {
+            rows = try index?.rows() ?? []
+        } catch {
+            report.indexFailure = error
+        }
         var bad: [AlbumID: String] = [:]
         let validator = PNGValidator(limits: limits)
         for name in store.listNames().sorted() where name.hasSuffix(".png") {
@@ -78,7 +92,8 @@ public struct CoverVerifier: Sendable {
             marked.updatedAt = Date()
             return .upsert(marked)
         }
-        guard !changes.isEmpty, report.markingFailure == nil, let index else { return report }
+        report.markable = changes.count
+        guard !changes.isEmpty, report.markingFailure == nil, report.indexFailure == nil, let index else { return report }
         do {
             try index.apply(changes)
             report.marked = changes.count

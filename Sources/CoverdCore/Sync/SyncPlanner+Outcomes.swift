@@ -91,8 +91,11 @@ extension SyncPlanner {
     }
 
     /// Jobs whose retry time has come start again. One that failed for a
-    /// full disk waits on, quietly, until the cover would fit: downloading it
-    /// again only to fail again would waste the network.
+    /// full disk waits for the next look (`roomLook`, shared by all such
+    /// jobs) while the cover would still not fit: downloading it again only
+    /// to fail again would waste the network. Each look that finds no room
+    /// posts one `CoversWaitingForRoom` and moves the waiting albums' next
+    /// try in the index to the next look.
     public mutating func timerFired(now: Date, files: some CoverFiles) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         var stillFull: [(CoverURL, CoverJob)] = []
@@ -111,6 +114,7 @@ extension SyncPlanner {
         }
         let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
         if !stillFull.isEmpty {
+            roomLook = due
             let largest = stillFull.compactMap { $0.1.storageBytes }.max() ?? 0
             effects.append(.post(CoversWaitingForRoom(count: stillFull.count, largestBytes: largest, retryAt: due)))
         }
@@ -148,7 +152,11 @@ extension SyncPlanner {
             let backoff = Backoff(policy: policy).delay(attempt: job.attempts, unit: random())
             delay = storage ? min(backoff, policy.storageMaxDelay) : backoff
         }
-        let due = now.addingTimeInterval(delay.seconds)
+        var due = now.addingTimeInterval(delay.seconds)
+        if storage {
+            // Every cover waiting for room is looked at together (see `timerFired`).
+            if let look = roomLook, look > now { due = look } else { roomLook = due }
+        }
         let token = newToken()
         job.phase = .waiting(until: due, token: token)
         job.lastFailure = (message, permanent, httpStatus)

@@ -13,6 +13,9 @@ public struct SyncPlanner {
     /// Rows from the index not yet matched by a record in this run.
     var persisted = PersistedRows()
     var retries = RetryHeap()
+    /// When covers waiting for room on a full disk are next looked at: all
+    /// share it, so one wake-up (and one log line) covers them all.
+    var roomLook: Date?
     /// Albums whose cover is cached, by URL: a new album with such a URL gets
     /// a copy, not a download. Built the first time an album needs a cover
     /// (nil until then): a restart over a fully cached library never needs it.
