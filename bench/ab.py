@@ -9,9 +9,10 @@ equally often. `--backing /dev/shm` puts the filesystem's image in memory:
 every fsync and journal commit is still real, but the device is no longer the limit,
 so what is left is the programs' own cost. `--disk` adds a third kind of run: the
 corpus, already in memory, copied onto the fresh filesystem (not timed) and then
-`sync -f` (timed): how long the device takes to store the bytes and files a durable
-sync must store, which no durable sync can beat however little CPU it spends; each
-build is then also set against the slower of curl -Z and that. Needs root (losetup, mount). Timings are
+`sync -f` (timed): a loose lower bound on how long the device takes to store the
+bytes and files a durable sync must store (loose: writeback the copy itself started,
+if any, is not counted); each build is then also set against the slower of curl -Z
+and that. Needs root (losetup, mount). Timings are
 printed, never asserted; every run's covers are checked byte for byte, and a run
 with a bad cover or a failed exit makes the script exit 1.
 """
