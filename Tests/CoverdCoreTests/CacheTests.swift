@@ -125,18 +125,52 @@ struct CacheTests {
         #expect(SQLiteConnection.immutableURI("c/i%") == "file:c/i%25?immutable=1")
     }
 
-    @Test("Given a reader's first read failed, when deciding whether to read the index as immutable, then only a shared-memory failure on a file no one else has open and no unmerged log does")
+    @Test("Given a reader's first read failed, when deciding whether to read the index as immutable, then only a file beside it that could not be made, on an index no one else has open and with no log, does")
     func readFallbackDecision() {
-        // sqlite3.h's codes (the tests do not import SQLite): IOERR 10, CANTOPEN 14, BUSY 5, CORRUPT 11.
-        let shmSize: Int32 = 10 | 19 << 8
-        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: false, logBytes: nil) == .immutable)
-        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: nil, openElsewhere: false, logBytes: 0) == .immutable)
-        #expect(CoverIndex.readFallback(extendedCode: 14, systemErrno: EACCES, openElsewhere: false, logBytes: nil) == .immutable)
-        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: false, logBytes: 4096) == .unmergedLog(bytes: 4096))
-        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: true, logBytes: 0) == .none, "a daemon has it open")
-        #expect(CoverIndex.readFallback(extendedCode: shmSize, systemErrno: ENOSPC, openElsewhere: nil, logBytes: nil) == .none, "cannot tell")
-        #expect(CoverIndex.readFallback(extendedCode: 5, systemErrno: nil, openElsewhere: false, logBytes: nil) == .none)
-        #expect(CoverIndex.readFallback(extendedCode: 11, systemErrno: nil, openElsewhere: false, logBytes: nil) == .none)
+        // sqlite3.h's codes (the tests do not import SQLite): IOERR 10, READONLY 8, CANTOPEN 14, BUSY 5, CORRUPT 11, NOTADB 26.
+        let besideFailures: [(Int32, Int32?)] = [
+            (10 | 18 << 8, nil), (10 | 19 << 8, nil), (10 | 21 << 8, nil),  // SHMOPEN, SHMSIZE, SHMMAP
+            (8 | 2 << 8, nil), (8 | 5 << 8, nil), (8 | 6 << 8, nil),  // READONLY_CANTLOCK, _CANTINIT, _DIRECTORY
+            (14, EACCES), (10 | 3 << 8, ENOSPC), (10 | 3 << 8, EDQUOT),  // CANTOPEN; IOERR_WRITE for want of room
+        ]
+        for (code, errno) in besideFailures {
+            #expect(CoverIndex.isFileBesideFailure(extendedCode: code, systemErrno: errno), "\(code) \(String(describing: errno))")
+        }
+        for code: Int32 in [5, 11, 26, 10 | 3 << 8] {
+            #expect(!CoverIndex.isFileBesideFailure(extendedCode: code, systemErrno: code == 5 ? nil : EIO), "\(code)")
+        }
+        #expect(CoverIndex.readFallback(openElsewhere: false, logBytes: nil) == .immutable)
+        #expect(CoverIndex.readFallback(openElsewhere: false, logBytes: 0) == .immutable)
+        #expect(CoverIndex.readFallback(openElsewhere: false, logBytes: 4096) == .unmergedLog(bytes: 4096))
+        #expect(CoverIndex.readFallback(openElsewhere: true, logBytes: nil) == .none, "a daemon has it open")
+        #expect(CoverIndex.readFallback(openElsewhere: nil, logBytes: nil) == .none, "cannot tell")
+    }
+
+    @Test("Given another process holding SQLite's shared lock on an index, when asked whether it is open elsewhere, then yes, and no once that process is gone")
+    func openElsewhere() throws {
+        let path = directory.path + "/index.sqlite3"
+        try Data(repeating: 0, count: 4096).write(to: URL(fileURLWithPath: path))
+        #expect(CoverIndex.isOpenElsewhere(path) == false)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", """
+            import fcntl, os, sys
+            fd = os.open(sys.argv[1], os.O_RDONLY)
+            fcntl.lockf(fd, fcntl.LOCK_SH, 510, 0x40000002)
+            print("locked", flush=True)
+            sys.stdin.read()
+            """, path]
+        let input = Pipe()
+        let output = Pipe()
+        holder.standardInput = input
+        holder.standardOutput = output
+        try holder.run()
+        let line = output.fileHandleForReading.availableData  // Blocks until the lock is held and said so.
+        #expect(String(decoding: line, as: UTF8.self) == "locked\n")
+        #expect(CoverIndex.isOpenElsewhere(path) == true)
+        try input.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        #expect(CoverIndex.isOpenElsewhere(path) == false)
     }
 
     @Test("Given changes kept while index writes fail, when merged, then each album keeps only its last change and the index ends the same")

@@ -163,6 +163,31 @@ extension SyncPlannerTests {
         }
         #expect(looks.map(\.count) == [3, 3, 3])
         #expect(looks.first?.largestBytes == 102)
+
+        // A fourth cover that fails for room between two looks joins the next one.
+        let fourth = try #require(planner.update(albums + [try album("w", "http://h/w.png")], now: now, files: files).fetches.first)
+        let pending = planner.nextWakeUp()
+        let between = try #require(pending).addingTimeInterval(-10)
+        let request = try #require(planner.fetchFinished(fourth.0, url: fourth.1, outcome: .success(body()), now: between).prepares.first)
+        _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/w", code: ENOSPC), bytes: 100)), now: between, files: files)
+        let upcoming = planner.nextWakeUp()
+        let nextLook = try #require(upcoming)
+        #expect(planner.timerFired(now: nextLook, files: files).posted(CoversWaitingForRoom.self).map(\.count) == [4])
+    }
+
+    @Test("Given a cover that failed to be stored on a read-only filesystem, when other covers wait for room, then it keeps its own backoff")
+    mutating func otherStorageFailuresKeepTheirBackoff() throws {
+        planner.policy.storageMaxDelay = .seconds(30)
+        let fetches = planner.update([try album("x", "http://h/x.png"), try album("y", "http://h/y.png")], now: now, files: files).fetches
+        var requests: [PrepareRequest] = []
+        for fetch in fetches {
+            requests.append(try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first))
+        }
+        let full = planner.prepared(requests[0].fetchID, url: requests[0].url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
+        let readOnly = planner.prepared(requests[1].fetchID, url: requests[1].url, result: .failure(.storage(SystemError("create", path: "/c/y", code: EROFS), bytes: 100)), now: now.addingTimeInterval(0.5), files: files)
+        let roomLook = full.rows.first?.nextRetry
+        let ownRetry = readOnly.rows.first?.nextRetry
+        #expect(roomLook != nil && ownRetry != roomLook)
+        #expect(ownRetry?.timeIntervalSince(now.addingTimeInterval(0.5)) == Backoff(policy: planner.policy).delay(attempt: 1, unit: 0.5).seconds)
     }
 }
-

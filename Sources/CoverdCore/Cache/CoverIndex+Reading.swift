@@ -34,22 +34,29 @@ extension CoverIndex {
     static let sharedLockRange: (start: Int64, length: Int64) = (0x4000_0002, 510)
 
     /// Pure: whether a failed first read (its extended result code and errno)
-    /// is the shared-memory file that could not be made, and what to do then,
-    /// given whether another process has the file open (nil: unknown) and the
-    /// size of the log beside it (nil: none).
-    static func readFallback(extendedCode: Int32, systemErrno: Int32?, openElsewhere: Bool?, logBytes: Int?) -> ReadFallback {
-        // SQLITE_IOERR_SHMOPEN, _SHMSIZE, _SHMMAP, SQLITE_READONLY_CANTLOCK, _CANTINIT: sqlite3.h builds them
-        // with expressions, which Swift does not import.
-        let sharedMemory: Set<Int32> = [
-            SQLITE_IOERR | 18 << 8, SQLITE_IOERR | 19 << 8, SQLITE_IOERR | 21 << 8, SQLITE_READONLY | 2 << 8, SQLITE_READONLY | 5 << 8,
-        ]
+    /// may be a file beside the index that could not be made: the
+    /// shared-memory file, or the log (SQLite reports a directory it may not
+    /// write to as `SQLITE_READONLY_DIRECTORY`, with no errno).
+    static func isFileBesideFailure(extendedCode: Int32, systemErrno: Int32?) -> Bool {
+        // SQLITE_IOERR_SHMOPEN, _SHMSIZE, _SHMMAP: sqlite3.h builds them with expressions, which Swift does not import.
+        let sharedMemory: Set<Int32> = [SQLITE_IOERR | 18 << 8, SQLITE_IOERR | 19 << 8, SQLITE_IOERR | 21 << 8]
+        let primary = extendedCode & 0xFF
         let noRoomOrRight = [ENOSPC, EDQUOT, EROFS, EACCES, EPERM].contains(systemErrno ?? 0)
-        guard sharedMemory.contains(extendedCode) || extendedCode & 0xFF == SQLITE_CANTOPEN || noRoomOrRight else { return .none }
+        return sharedMemory.contains(extendedCode) || primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN || noRoomOrRight
+    }
+
+    /// Pure: what to do after such a failure, given whether another process
+    /// has the index open (nil: cannot tell) and the size of the log beside
+    /// it (nil: none).
+    static func readFallback(openElsewhere: Bool?, logBytes: Int?) -> ReadFallback {
         guard openElsewhere == false else { return .none }
         if let logBytes, logBytes > 0 { return .unmergedLog(bytes: logBytes) }
         return .immutable
     }
 
+    /// Precondition: this process does not have the index open otherwise
+    /// (only the command-line tools call this): `F_GETLK` does not see a
+    /// process's own locks, and the descriptor it opens and closes would drop them.
     static func openForReading(_ path: String) throws(IndexError) -> SQLiteConnection {
         let failure: IndexError
         let extendedCode: Int32
@@ -63,16 +70,16 @@ extension CoverIndex {
                 extendedCode = db.lastExtendedCode
             }
         }  // `db` is closed here, before `isOpenElsewhere` opens and closes the file: closing any descriptor drops a process's POSIX locks.
+        guard isFileBesideFailure(extendedCode: extendedCode, systemErrno: failure.systemErrno) else { throw failure }
         let log = path + "-wal"
         var info = stat()
         let logBytes: Int? = stat(log, &info) == 0 ? Int(info.st_size) : nil
-        let fallback = readFallback(extendedCode: extendedCode, systemErrno: failure.systemErrno, openElsewhere: isOpenElsewhere(path), logBytes: logBytes)
-        switch fallback {
+        switch readFallback(openElsewhere: isOpenElsewhereForAWhile(path), logBytes: logBytes) {
         case .none:
             throw failure
         case .unmergedLog(let bytes):
             var explained = failure
-            explained.message += "; \(log) holds \(bytes) bytes not yet merged into the index, and reading them needs room for \(path)-shm: free some space"
+            explained.message += "; \(log) (\(bytes) bytes) may hold changes not yet in the index, and reading them needs \(path)-shm, which could not be made"
             throw explained
         case .immutable:
             do {
@@ -87,8 +94,21 @@ extension CoverIndex {
         }
     }
 
+    /// `isOpenElsewhere`, asked up to three times 50 ms apart while it says
+    /// true: another `status` that failed its first read as this one did
+    /// holds the lock only until it closes that connection. A daemon holds it
+    /// throughout, and then this costs 0.1 s before the first error stands.
+    private static func isOpenElsewhereForAWhile(_ path: String) -> Bool? {
+        var answer = isOpenElsewhere(path)
+        for _ in 0..<2 where answer == true {
+            usleep(50_000)
+            answer = isOpenElsewhere(path)
+        }
+        return answer
+    }
+
     /// Whether another process holds SQLite's shared lock on `path`: true, false, or nil when it cannot be told.
-    private static func isOpenElsewhere(_ path: String) -> Bool? {
+    static func isOpenElsewhere(_ path: String) -> Bool? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

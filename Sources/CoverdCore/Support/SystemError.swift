@@ -20,6 +20,9 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(operation) \(path): \(SystemError.describe(code))" }
 
+    /// No room left: the disk (ENOSPC) or the user's quota (EDQUOT).
+    public var isOutOfSpace: Bool { code == ENOSPC || code == EDQUOT }
+
     /// `strerror` text followed by the errno number, so both humans and scripts can read it.
     public static func describe(_ code: Int32) -> String {
         guard let text = strerror(code) else { return "errno \(code)" }

@@ -43,10 +43,14 @@ extension SyncPlanner {
             if case .image = failure { permanent = true } else { permanent = false }
             job.waiters.formUnion(job.lateWaiters)
             job.lateWaiters = []
-            if case .storage(_, let bytes) = failure { job.storageBytes = bytes }
+            var outOfSpace = false
+            if case .storage(let error, let bytes) = failure {
+                job.storageBytes = bytes
+                outOfSpace = error.isOutOfSpace
+            }
             jobs[url] = job
             fail(url, message: failure.message, permanent: permanent, retryAfter: nil, httpStatus: nil,
-                 duration: nil, storage: !permanent, now: now, effects: &effects)
+                 duration: nil, storage: !permanent, outOfSpace: outOfSpace, now: now, effects: &effects)
             return effects
         case .success(let files):
             prepared = files
@@ -83,7 +87,7 @@ extension SyncPlanner {
         if let storageError {
             jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: prepared.bytes)
             fail(url, message: PrepareFailure.storage(storageError, bytes: prepared.bytes).message, permanent: false, retryAfter: nil,
-                 httpStatus: nil, duration: nil, storage: true, now: now, effects: &effects)
+                 httpStatus: nil, duration: nil, storage: true, outOfSpace: storageError.isOutOfSpace, now: now, effects: &effects)
         } else {
             for id in unstored.sorted() { attach(id, to: url, now: now, effects: &effects) }
         }
@@ -137,7 +141,7 @@ extension SyncPlanner {
     /// Records a failed attempt for every album waiting on `url` and schedules the next one.
     private mutating func fail(
         _ url: CoverURL, message: String, permanent: Bool, retryAfter: Duration?, httpStatus: Int?,
-        duration: Duration?, storage: Bool, now: Date, effects: inout [SyncEffect]
+        duration: Duration?, storage: Bool, outOfSpace: Bool = false, now: Date, effects: inout [SyncEffect]
     ) {
         guard var job = jobs[url] else { return }
         job.attempts += 1
@@ -153,9 +157,14 @@ extension SyncPlanner {
             delay = storage ? min(backoff, policy.storageMaxDelay) : backoff
         }
         var due = now.addingTimeInterval(delay.seconds)
-        if storage {
-            // Every cover waiting for room is looked at together (see `timerFired`).
-            if let look = roomLook, look > now { due = look } else { roomLook = due }
+        if outOfSpace {
+            // Every cover waiting for room is looked at together (see `timerFired`); a look
+            // further off than the storage limit (the clock stepped back) is not joined.
+            if let look = roomLook, look > now, look <= now.addingTimeInterval(policy.storageMaxDelay.seconds) {
+                due = look
+            } else {
+                roomLook = due
+            }
         }
         let token = newToken()
         job.phase = .waiting(until: due, token: token)
