@@ -22,7 +22,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import time
 
 import bench
 
@@ -46,14 +45,10 @@ def parse_builds(parser, arguments):
 
 def disk_run(corpus_dir):
     """Seconds `sync -f` takes to store a copy of the corpus made just before it from the
-    page cache: the device's share of a durable sync, with no network and no validation."""
-    copy = os.path.join(bench.fresh("disk"), "covers")
-    started = time.monotonic()
-    subprocess.run(["cp", "-r", corpus_dir, copy], check=True)
-    copied = time.monotonic() - started
-    started = time.monotonic()
-    subprocess.run(["sync", "-f", copy], check=True)
-    return time.monotonic() - started, True, f"the copy before it {copied:.2f} s"
+    page cache (`bench.copy_then_sync`): a loose lower bound on the device's share of a
+    durable sync, with no network and no validation."""
+    copied, synced = bench.copy_then_sync(corpus_dir, name="disk")
+    return synced, True, f"the copy before it {copied:.2f} s"
 
 
 def one_run(name, builds, urls, corpus_dir, parallel):
