@@ -165,7 +165,13 @@ struct CacheTests {
         holder.standardInput = input
         holder.standardOutput = output
         try holder.run()
-        let line = output.fileHandleForReading.availableData  // Blocks until the lock is held and said so.
+        // Blocks until the lock is held and said so; the line may come in more than one read.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let more = output.fileHandleForReading.availableData
+            if more.isEmpty { break }  // The holder ended without a whole line: the check below says so.
+            line += more
+        }
         #expect(String(decoding: line, as: UTF8.self) == "locked\n")
         #expect(CoverIndex.isOpenElsewhere(path) == true)
         try input.fileHandleForWriting.close()
