@@ -14,4 +14,10 @@ struct Coverd: ParsableCommand {
         version: "coverd \(CoverdVersion.string) (\(CurlFetcher.libcurlVersion))",
         subcommands: [RunCommand.self, StatusCommand.self, AddCommand.self, VerifyCommand.self, CheckConfigCommand.self]
     )
+
+    /// Bare `coverd` is bad usage (64), not a request for help: a script that
+    /// forgot its subcommand must not read success.
+    func run() throws {
+        throw ValidationError("missing subcommand: one of run, status, add, verify, check-config")
+    }
 }

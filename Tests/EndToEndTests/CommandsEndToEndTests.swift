@@ -43,6 +43,7 @@ struct CommandsEndToEndTests {
         ["run", "--log-level", "loud"],
         ["frobnicate"],
         ["status", "--no-such-flag"],
+        [],
     ])
     func badUsage(arguments: [String]) throws {
         let directory = TestDirectory()
@@ -59,6 +60,16 @@ struct CommandsEndToEndTests {
         let result = try runCoverd(["check-config", "--config", file])
         #expect(result.status == 78)
         #expect(result.stderr.contains("\(file):3: fetch.per_host: must be an integer"))
+    }
+
+    @Test("Given a configuration file named but missing, when check-config runs, then it exits 78 naming the file and no line")
+    func checkConfigMissingFile() throws {
+        let directory = TestDirectory()
+        let file = directory.file("absent.toml")
+        let result = try runCoverd(["check-config", "--config", file])
+        #expect(result.status == 78)
+        #expect(result.stderr.contains("\(file): configuration file does not exist"), "\(result.stderr)")
+        #expect(!result.stderr.contains(":0:"), "\(result.stderr)")
     }
 
     @Test("Given a valid configuration, when check-config runs, then it exits 0")
@@ -121,12 +132,18 @@ struct CommandsEndToEndTests {
         #expect(result.stderr.contains("cannot read the index"), "\(result.stderr)")
     }
 
-    @Test("Given no index, when status runs, then it reports zero albums and exits 0")
-    func statusWithoutIndex() throws {
+    @Test("Given no index, when status runs, then it reports zero albums, says on stderr that no index exists there, and exits 0",
+          arguments: [false, true])
+    func statusWithoutIndex(json: Bool) throws {
         let directory = TestDirectory()
-        let result = try runCoverd(["status", "--cache", directory.path])
+        let result = try runCoverd(["status", "--cache", directory.path] + (json ? ["--json"] : []))
         #expect(result.status == 0)
-        #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
+        if json {
+            #expect(result.stdout.hasPrefix("{\"summary\": {\"albums\": 0, \"cached\": 0, \"pending\": 0, \"failed\": 0}"))
+        } else {
+            #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
+        }
+        #expect(result.stderr.contains("no index at \(directory.path)/index.sqlite3"), "\(result.stderr)")
     }
 
     @Test("Given an index too large for a default pipe, when status --json writes into a pipe, then the pipe was grown to 1 MiB and the JSON arrives whole",

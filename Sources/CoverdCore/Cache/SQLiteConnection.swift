@@ -14,8 +14,8 @@ public struct IndexError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "index \(path): \(operation) failed: \(message) (SQLite code \(code))" }
 
-    /// SQLITE_FULL, or a write that failed with ENOSPC.
-    public var isOutOfSpace: Bool { code & 0xFF == 13 || systemErrno == ENOSPC }
+    /// SQLITE_FULL, or a write that failed with ENOSPC or EDQUOT (a quota is a full disk for this user).
+    public var isOutOfSpace: Bool { code & 0xFF == 13 || systemErrno == ENOSPC || systemErrno == EDQUOT }
 }
 
 /// Owns one `sqlite3*` and closes it in `deinit`. Not thread-safe: callers

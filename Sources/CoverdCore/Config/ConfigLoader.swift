@@ -17,8 +17,9 @@ public struct ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
         self.message = message
     }
 
+    /// `file:line: key: message`; line 0 (the whole file: missing, unreadable) is left out.
     public var description: String {
-        "\(file):\(line): " + (key.map { "\($0): " } ?? "") + message
+        (line > 0 ? "\(file):\(line): " : "\(file): ") + (key.map { "\($0): " } ?? "") + message
     }
 }
 
