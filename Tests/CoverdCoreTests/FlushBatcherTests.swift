@@ -120,6 +120,24 @@ struct FlushBatcherTests {
         #expect(calls.value == 2)
     }
 
+    @Test("Given a synced batch whose work is still running, when the next batch waits, then its sync starts without waiting for that work")
+    func nextSyncDoesNotWaitForWorks() throws {
+        let calls = SyncCalls()
+        defer { calls.letGo() }
+        let batcher = try stubbedBatcher(calls: calls)
+        let workMayEnd = DispatchSemaphore(value: 0)
+        defer { workMayEnd.signal() }  // a failed expectation must not leave the work blocked
+        calls.holding.withLock { $0 = true }
+        batcher.afterFlush(ticket: batcher.beginWrite()) { _ in workMayEnd.wait() }
+        try waitUntil("the first sync to be running") { calls.value == 1 }
+        batcher.afterFlush(ticket: batcher.beginWrite()) { #expect($0 == nil) }
+        calls.letGo()
+        try waitUntil("the second sync, while the first batch's work still runs") { calls.value == 2 }
+        workMayEnd.signal()
+        batcher.waitUntilIdle()
+        #expect(calls.value == 2)
+    }
+
     @Test("Given no batch being synced, when a rename asks to join, then it is refused and no sync starts")
     func joiningAnIdleBatcherIsRefused() throws {
         let calls = SyncCalls()

@@ -34,6 +34,10 @@ import Musl
 public final class FlushBatcher: Sendable {
     private let directory: String
     private let queue = DispatchQueue(label: "coverd.flush")
+    /// Where a synced batch's works run, in order, so that the next `syncfs`
+    /// starts at once: on a disk slower than the network, the device idled
+    /// while the flush queue itself dropped each cover's pages and handed it on.
+    private let worksQueue = DispatchQueue(label: "coverd.flush.works")
     private let state = Mutex(State())
     /// Open from `init` to `deinit`; -1 when group commits are off.
     private let descriptor: Int32
@@ -85,11 +89,11 @@ public final class FlushBatcher: Sendable {
         }
     }
 
-    /// Calls `work` (on the batcher's queue) once everything written under
+    /// Calls `work` (on the batcher's queues, in the order submitted) once everything written under
     /// `ticket` is durable, or with the error that may have lost it.
     public func afterFlush(ticket: UInt64, _ work: @escaping @Sendable (SystemError?) -> Void) {
         guard groupCommits else {
-            queue.async { work(nil) }  // every file was fsynced as it was written
+            worksQueue.async { work(nil) }  // every file was fsynced as it was written
             return
         }
         let (start, failure) = state.withLock { state -> (Bool, SystemError?) in
@@ -130,6 +134,8 @@ public final class FlushBatcher: Sendable {
     /// Waits until every work submitted so far has run, and every sync joined so far.
     public func waitUntilIdle() {
         queue.sync {}
+        // The loop hands works on before it ends, so once it has ended they are all queued here.
+        worksQueue.sync {}
     }
 
     private typealias Batch = (works: [@Sendable (SystemError?) -> Void], requested: (@Sendable (SystemError) -> Void)?)
@@ -146,16 +152,17 @@ public final class FlushBatcher: Sendable {
         }
     }
 
-    /// Ordering: the next batch is taken before the current one's works run,
-    /// so that when nothing else was asked for the batcher is idle by then,
-    /// and a lone cover's rename, which follows from its works, gets its
-    /// directory fsync rather than a second sync.
+    /// Ordering: the next batch is taken before the current one's works are
+    /// handed on, so that when nothing else was asked for the batcher is idle
+    /// by then, and a lone cover's rename, which follows from its works, gets
+    /// its directory fsync rather than a second sync. Works run on
+    /// `worksQueue`, batch after batch, while the next sync already runs.
     private func runBatches() {
         var next = takeBatch()
         while let batch = next {
             guard syncFilesystem(descriptor) != 0 else {
                 next = takeBatch()
-                batch.works.forEach { $0(nil) }
+                worksQueue.async { batch.works.forEach { $0(nil) } }
                 continue
             }
             let error = SystemError("syncfs", path: directory)
@@ -167,7 +174,7 @@ public final class FlushBatcher: Sendable {
                 return state.works
             }
             batch.requested?(error)
-            (batch.works + queued).forEach { $0(error) }
+            worksQueue.async { (batch.works + queued).forEach { $0(error) } }
             next = takeBatch()
         }
     }
