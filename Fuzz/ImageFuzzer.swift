@@ -20,7 +20,7 @@ public func imageFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             // Anything coverd wrote itself must be a whole, valid PNG of the size it claims.
             let info: PNGInfo
             do {
-                info = try PNGValidator(limits: limits, imageData: .whole).validate(cover.png)
+                info = try PNGValidator(limits: limits).validate(cover.png)
             } catch {
                 preconditionFailure("coverd wrote an invalid PNG: \(error)")
             }

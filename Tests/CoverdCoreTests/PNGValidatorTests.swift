@@ -120,18 +120,54 @@ struct PNGValidatorTests {
         }
     }
 
-    @Test("Given a download check, when image data is garbage or a small image is short, then it is refused; a large image's unread tail is left to verify")
-    func downloadCheckDepth() {
-        let download = PNGValidator(imageData: .download)
-        // Garbage and a wrong zlib header are caught at the stream's start.
-        #expect(throws: PNGValidationError.self) { try download.validate(png(width: 4, height: 4, idat: [1, 2, 3, 4, 5, 6, 7, 8])) }
-        // Within the budget the check is complete.
-        #expect(throws: PNGValidationError.self) {
-            try download.validate(png(width: 20, height: 25, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 20 * 61))))
+    /// RGB rows of zeros as a stored zlib stream, in IDAT chunks of at most `piece` bytes.
+    func rgb(width: Int, height: Int, rows: Int? = nil, piece: Int = .max, edit: (inout [UInt8]) -> Void = { _ in }) -> [UInt8] {
+        var stream = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: (rows ?? height) * (1 + 3 * width)))
+        edit(&stream)
+        let header = PNGFixture.bigEndianForTests(UInt32(width)) + PNGFixture.bigEndianForTests(UInt32(height)) + [8, 2, 0, 0, 0]
+        var bytes = PNGFixture.signature + PNGFixture.chunk("IHDR", header)
+        for start in stride(from: 0, to: stream.count, by: min(piece, stream.count)) {
+            bytes += PNGFixture.chunk("IDAT", Array(stream[start..<min(start + piece, stream.count)]))
         }
-        // 200×200 RGB is 120,200 bytes of rows; 100 rows of them pass the 4 KiB download check, not the whole one.
-        let cut = png(width: 200, height: 200, idat: PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: 100 * 601)))
-        #expect((try? download.validate(cut))?.width == 200)
-        #expect(throws: PNGValidationError.structure("image data holds 60100 bytes, the header says 120200")) { try validator.validate(cut) }
+        return bytes + PNGFixture.chunk("IEND", [])
+    }
+
+    /// 200×200 is inflated in memory; 1,500×2,000 (9,002,000 bytes of rows) through zlib's scratch buffer.
+    static let sizes = [(200, 200), (1_500, 2_000)]
+
+    @Test("Given image data whose zlib stream ends cleanly after half the rows, with every CRC right, when validated, then it is refused",
+          arguments: sizes)
+    func cleanlyEndedButShort(width: Int, height: Int) throws {
+        let rowBytes = 1 + 3 * width
+        #expect(throws: PNGValidationError.structure("image data holds \(height / 2 * rowBytes) bytes, the header says \(height * rowBytes)")) {
+            try validator.validate(rgb(width: width, height: height, rows: height / 2))
+        }
+        #expect(try validator.validate(rgb(width: width, height: height)).width == width, "and whole, it passes")
+    }
+
+    @Test("Given image data whose Adler-32 is wrong, with every CRC right, when validated, then it is refused", arguments: sizes)
+    func wrongAdler(width: Int, height: Int) {
+        #expect(throws: PNGValidationError.structure("image data fails its Adler-32 checksum")) {
+            try validator.validate(rgb(width: width, height: height) { $0[$0.count - 1] ^= 1 })
+        }
+    }
+
+    @Test("Given corrupt deflate data, or bytes after the stream's end, with every CRC right, when validated, then each is refused",
+          arguments: sizes)
+    func corruptOrTrailingData(width: Int, height: Int) {
+        // The first stored block's length no longer matches its complement.
+        #expect(throws: PNGValidationError.self) { try validator.validate(rgb(width: width, height: height) { $0[3] ^= 0xFF }) }
+        #expect(throws: PNGValidationError.structure("image data continues after the end of its zlib stream")) {
+            try validator.validate(rgb(width: width, height: height) { $0.append(0) })
+        }
+    }
+
+    @Test("Given image data split over many IDAT chunks, the zlib header itself split, when validated, then it passes whole and is refused cut")
+    func splitImageData() throws {
+        #expect(try validator.validate(rgb(width: 200, height: 200, piece: 1)).height == 200)
+        #expect(try validator.validate(rgb(width: 200, height: 200, piece: 8_192)).height == 200)
+        #expect(throws: PNGValidationError.structure("image data holds 60100 bytes, the header says 120200")) {
+            try validator.validate(rgb(width: 200, height: 200, rows: 100, piece: 8_192))
+        }
     }
 }

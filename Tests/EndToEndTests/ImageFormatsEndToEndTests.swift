@@ -55,9 +55,24 @@ struct ImageFormatsEndToEndTests {
               alter: { ImageSurgery.jpeg($0, claimingWidth: 60_000, height: 60_000) }),
         Cover(title: "GIF bomb", file: "n.gif", make: "pamtogif palette.pam > n.gif", expected: .failed("image is too large (65535×65535"),
               alter: { ImageSurgery.gif($0, claimingWidth: 65_535, height: 65_535) }),
+        // Chunk-valid PNGs, every CRC right, whose pixels a decoder would refuse (made here, not by a tool).
+        Cover(title: "PNG with half its rows", file: "q.png", make: "pnmtopng in.ppm > q.png",
+              expected: .failed("image data holds 5208 bytes, the header says 10416"),
+              alter: { _ in storedPNG(rows: 24) }),
+        Cover(title: "PNG with a wrong Adler-32", file: "r.png", make: "pnmtopng in.ppm > r.png",
+              expected: .failed("image data fails its Adler-32 checksum"),
+              alter: { _ in storedPNG(rows: 48) { $0[$0.count - 1] ^= 1 } }),
         Cover(title: "WebP bomb", file: "o.webp", make: "cwebp -quiet in.ppm -o o.webp", expected: .failed("image is too large (16383×16383"),
               alter: { ImageSurgery.webp($0, claimingWidth: 16_383, height: 16_383) }),
     ]
+
+    /// A 72×48 RGB PNG claiming 48 rows whose IDAT holds `rows` rows of zeros as a stored zlib stream.
+    static func storedPNG(rows: Int, edit: (inout [UInt8]) -> Void = { _ in }) -> [UInt8] {
+        var stream = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: rows * (1 + 3 * 72)))
+        edit(&stream)
+        let header = PNGFixture.bigEndianForTests(72) + PNGFixture.bigEndianForTests(48) + [8, 2, 0, 0, 0]
+        return PNGFixture.signature + PNGFixture.chunk("IHDR", header) + PNGFixture.chunk("IDAT", stream) + PNGFixture.chunk("IEND", [])
+    }
 
     /// Makes every cover with the tools and serves it; returns the tools (their directory holds the inputs).
     static func serveCovers(_ world: World, width: Int = 72, height: Int = 48) throws -> ImageTools {

@@ -61,7 +61,7 @@ public struct CoverImagePipeline: Sendable {
         case .png:
             let info: PNGInfo
             do {
-                info = try PNGValidator(limits: limits, imageData: .download).validate(body)
+                info = try PNGValidator(limits: limits).validate(body)
             } catch {
                 throw .invalidPNG(error)
             }

@@ -40,16 +40,14 @@ public enum PNGValidationError: Error, Sendable, Equatable, CustomStringConverti
 
 /// Checks that bytes are a complete, well-formed PNG within the size limits:
 /// signature, IHDR first and sane, every chunk's CRC, critical chunk order,
-/// image data that inflates (as far as `imageData` says; wholly, it must give
-/// exactly the size the header implies), and IEND. Bytes after IEND are
+/// image data that inflates whole to exactly the size the header implies,
+/// with its checksum (`PNGImageData`), and IEND. Bytes after IEND are
 /// tolerated, as browsers and libpng do.
 public struct PNGValidator: Sendable {
     public var limits: ImageLimits
-    public var imageData: ImageDataCheck
 
-    public init(limits: ImageLimits = ImageLimits(), imageData: ImageDataCheck = .whole) {
+    public init(limits: ImageLimits = ImageLimits()) {
         self.limits = limits
-        self.imageData = imageData
     }
 
     public func validate(_ bytes: [UInt8]) throws(PNGValidationError) -> PNGInfo {
@@ -101,7 +99,7 @@ public struct PNGValidator: Sendable {
                 guard idatState != 0 else { throw .structure("no IDAT chunk") }
                 guard length == 0 else { throw .structure("IEND chunk is not empty") }
                 guard let info else { throw .structure("no IHDR chunk") }
-                try PNGImageData.check(compressed, info: info, depth: self.imageData)
+                try PNGImageData.check(compressed, info: info)
                 return info
             default:
                 // Ancillary chunks have a lower-case first letter; an unknown critical one cannot be decoded.

@@ -34,8 +34,7 @@ struct StoreCoverFiles: CoverFiles, Sendable {
             return CoverVerdict(.unusable("cannot read it: \(error)"), stamp: stamp)
         }
         do throws(PNGValidationError) {
-            // As for downloads, the stream's start only: `coverd verify` inflates everything.
-            _ = try PNGValidator(limits: limits, imageData: .download).validate(bytes)
+            _ = try PNGValidator(limits: limits).validate(bytes)
             return CoverVerdict(.valid(stamp), stamp: stamp)
         } catch {
             if case .tooLarge = error { return CoverVerdict(.unusable("beyond the image limits: \(error)"), stamp: stamp) }
