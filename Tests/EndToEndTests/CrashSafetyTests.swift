@@ -71,6 +71,48 @@ struct CrashSafetyTests {
         print("crash safety: \(storedBeforeKills.count) covers stored before the kills, none downloaded again; \(counts.values.reduce(0, +)) requests for 1,000 covers")
     }
 
+    @Test("Given a daemon running on a cache, when a second starts on the same cache, then it exits 1 naming the first's pid and the first runs on; once the first stops, a new one starts")
+    func oneDaemonPerCache() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 2)
+        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        let first = try world.startDaemon()
+        try first.waitForStatus("cached") { $0.cached == 1 }
+        let second = try runCoverd(["run", "--records", world.records, "--cache", world.cache])
+        #expect(second.status == 1)
+        #expect(second.stderr.contains("another coverd (pid \(first.pid)) is already running with this cache"), "\(second.stderr)")
+        #expect(first.isRunning)
+        #expect(world.strayFiles().isEmpty)
+        #expect(try first.stop() == 0)
+        let third = try world.startDaemon()
+        try third.waitUntilReady()
+        #expect(try third.stop() == 0)
+    }
+
+    @Test("Given an index overwritten with garbage while coverd was stopped, when it starts, then it moves the index aside, says so, and caches every album again")
+    func corruptIndexIsReplaced() throws {
+        let world = try World()
+        var albums: [String] = []
+        for index in 0..<3 {
+            try world.cover("c\(index).png", seed: index + 5)
+            albums.append(world.album("Album \(index)", world.server.url("c\(index).png")))
+        }
+        try world.record("a.json", "[" + albums.joined(separator: ",") + "]")
+        let first = try world.startDaemon()
+        try first.waitForStatus("three cached") { $0.cached == 3 }
+        #expect(try first.stop() == 0)
+        try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: world.cache + "/index.sqlite3"))
+
+        let second = try world.startDaemon()
+        // `status` itself fails on the garbage until the daemon has moved it aside.
+        try waitUntil("the index moved aside") { second.log.contains("moved it to \(world.cache)/index.sqlite3.corrupt-") }
+        try second.waitForStatus("three cached in the new index") { $0.cached == 3 }
+        let aside = try FileManager.default.contentsOfDirectory(atPath: world.cache).filter { $0.hasPrefix("index.sqlite3.corrupt-") }
+        #expect(aside.count == 1, "\(aside)")
+        #expect(world.strayFiles().isEmpty)
+        #expect(try second.stop() == 0)
+    }
+
     @Test("Given covers cached, when one is deleted and one cut short while coverd is stopped, then after a restart both are fetched again, each named in the log, and no other cover is requested")
     func coversDamagedWhileStopped() throws {
         // Given

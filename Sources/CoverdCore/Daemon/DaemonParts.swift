@@ -1,7 +1,7 @@
 import Foundation
 
 /// The daemon's running parts, built in dependency order: cache directory,
-/// leftovers swept (in the background), index, fetcher, index writer,
+/// its lock (`CacheLock`), leftovers swept (in the background), index, fetcher, index writer,
 /// coordinator (observing the bus before any album is posted), watcher; then
 /// how covers will be made durable is announced (`CacheDurabilityChosen`). A
 /// failure part-way shuts down what was already started.
@@ -13,12 +13,25 @@ struct DaemonParts {
     let watcher: RecordWatcher
     /// Left when the sweep of an earlier run's temporary files is done.
     private let leftoverSweep: DispatchGroup
+    /// Held while the daemon runs: one daemon per cache.
+    private let lock: CacheLock
 
     var probes: [any LivenessProbing] { [coordinator, watcher, fetcher, writer] }
 
     init(configuration config: Configuration, bus: EventBus) throws(DaemonError) {
         do {
             try makeDirectories(config.cacheDirectory)
+        } catch {
+            throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
+        }
+        // Before anything touches the cache: a second daemon's sweep would delete the first one's temporaries.
+        do {
+            lock = try CacheLock(cacheDirectory: config.cacheDirectory)
+        } catch {
+            if case .system(let failure) = error { throw DaemonError("\(error)", errno: failure.code) }
+            throw DaemonError("\(error)")
+        }
+        do {
             let prepared = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).prepared()
             store = prepared.store
             if let failure = prepared.renameFailure {
@@ -47,7 +60,13 @@ struct DaemonParts {
         }
         let index: CoverIndex
         do {
-            index = try CoverIndex(cacheDirectory: config.cacheDirectory)
+            let opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
+            index = opened.index
+            if let moved = opened.movedAside {
+                bus.post(OperationFailed(
+                    operation: "open the index",
+                    error: "\(moved.reason); moved it to \(moved.path) and started a new index (covers are checked and fetched again)"))
+            }
         } catch {
             throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
         }
