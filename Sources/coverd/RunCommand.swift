@@ -70,9 +70,16 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(78)
         }
         let level = LogLevelSetting(configuration.logLevel)
-        let target = configuration.logTarget.resolved(environment: environment)
-        LoggingSystem.bootstrap { _ -> any LogHandler in
+        var target = configuration.logTarget.resolved(environment: environment)
+        // Asked for the journal where there is none: every line would vanish without an error.
+        let noJournal = target == .journal && !JournalLogHandler.isAvailable
+        if noJournal { target = .stderr }
+        LoggingSystem.bootstrap { [target] _ -> any LogHandler in
             target == .journal ? JournalLogHandler(level: level) : StderrLogHandler(level: level)
+        }
+        if noJournal {
+            Logger(label: "coverd").warning(
+                "log target is the journal, but \(JournalLogHandler.socketPath) does not exist: logging to stderr instead")
         }
         let bus = EventBus()
         let logger = EventLogger(bus: bus, logger: Logger(label: "coverd"))

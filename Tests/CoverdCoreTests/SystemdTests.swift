@@ -185,6 +185,16 @@ struct SystemdTests {
         #expect(journal.mergedMetadata(event) == expected)
     }
 
+    @Test("Given a message or value with a newline or an escape character (a record's file name, say), when written to stderr, then it stays on one line, escaped")
+    func stderrLinesCannotBeForged() {
+        let name = "evil\n2026-01-01T00:00:00.000Z notice FORGED.json"
+        #expect(StderrLogHandler.oneLine("\(name): not valid JSON") == "evil\\n2026-01-01T00:00:00.000Z notice FORGED.json: not valid JSON")
+        #expect(StderrLogHandler.oneLine("a\u{1B}[31mb\tc\r") == "a\\x1b[31mb\\tc\\r")
+        #expect(StderrLogHandler.oneLine("plain – text") == "plain – text")
+        #expect(StderrLogHandler.quoted("x\u{1B}y") == "\"x\\x1by\"")
+        #expect(StderrLogHandler.quoted("a \"b\"\n") == "\"a \\\"b\\\"\\n\"")
+    }
+
     @Test("Given log levels, when mapped, then PRIORITY follows syslog")
     func priorities() {
         #expect(Logger.Level.allCases.map(JournalLogHandler.priority) == [7, 7, 6, 5, 4, 3, 2])

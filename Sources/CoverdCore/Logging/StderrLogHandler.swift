@@ -23,7 +23,7 @@ public struct StderrLogHandler: LevelSharingLogHandler {
         line += " "
         line += event.level.rawValue
         line += " "
-        line += event.message.description
+        line += StderrLogHandler.oneLine(event.message.description)
         for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
             line += " "
             line += key
@@ -35,12 +35,32 @@ public struct StderrLogHandler: LevelSharingLogHandler {
         _ = Array(line.utf8).withUnsafeBytes { writeAll($0, to: 2) }
     }
 
-    /// A value with spaces or quotes is quoted so the line stays parseable.
+    /// A value with spaces, quotes or control characters is quoted so the line stays parseable.
     static func quoted(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x0A || $0 == 0x0D }
+        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 < 0x20 || $0 == 0x7F }
         guard needsQuotes else { return value }
-        return "\"" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r") + "\""
+        return "\"" + oneLine(value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")) + "\""
+    }
+
+    /// Control characters escaped (`\n`, `\r`, `\t`, `\x1b`): a record's file
+    /// name or a server's text in a message can neither start a line that
+    /// looks like an event of its own nor drive the reader's terminal.
+    static func oneLine(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        var out = ""
+        out.reserveCapacity(text.utf8.count + 8)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out += "\\n"
+            case 0x0D: out += "\\r"
+            case 0x09: out += "\\t"
+            case 0..<0x20, 0x7F:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     /// UTC, millisecond precision, ISO 8601 (built by hand: String(format:) is slow).

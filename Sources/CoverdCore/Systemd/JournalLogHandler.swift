@@ -38,6 +38,13 @@ public struct JournalLogHandler: LevelSharingLogHandler {
         }
     }
 
+    /// Where libsystemd sends entries. When it is missing, `sd_journal_sendv`
+    /// drops them and reports success, so the fallback above never runs.
+    public static let socketPath = "/run/systemd/journal/socket"
+
+    /// Whether journald is there to receive entries.
+    public static var isAvailable: Bool { access(socketPath, F_OK) == 0 }
+
     /// syslog priorities: trace and debug 7, info 6, notice 5, warning 4, error 3, critical 2.
     public static func priority(_ level: Logger.Level) -> Int {
         switch level {
