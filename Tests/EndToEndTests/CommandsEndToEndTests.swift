@@ -106,6 +106,19 @@ struct CommandsEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test("Given --log-target journal where journald has no socket, when the daemon runs, then it logs to stderr and says why",
+          .enabled(if: !FileManager.default.fileExists(atPath: "/run/systemd/journal/socket")))
+    func journalTargetWithoutJournal() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 1)
+        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        let daemon = try world.startDaemon(["--log-target", "journal"])
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+        try waitUntil("the cached line on stderr") { daemon.log.contains("event=cover_cached") }
+        #expect(daemon.log.contains("log target is the journal, but /run/systemd/journal/socket does not exist: logging to stderr"))
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given --version and --help, when run, then each answers and exits 0",
           arguments: [["--version"], ["--help"], ["run", "--help"], ["status", "--help"], ["add", "--help"], ["verify", "--help"], ["check-config", "--help"]])
     func helpAndVersion(arguments: [String]) throws {
@@ -144,6 +157,16 @@ struct CommandsEndToEndTests {
             #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
         }
         #expect(result.stderr.contains("no index at \(directory.path)/index.sqlite3"), "\(result.stderr)")
+    }
+
+    @Test("Given a cache directory that does not exist, when verify runs, then it exits 0 and says on stderr there is no cache there")
+    func verifyWithoutCache() throws {
+        let directory = TestDirectory()
+        let missing = directory.file("typo")
+        let result = try runCoverd(["verify", "--cache", missing])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("no cache at \(missing)"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: missing), "verify creates nothing")
     }
 
     @Test("Given an index too large for a default pipe, when status --json writes into a pipe, then the pipe was grown to 1 MiB and the JSON arrives whole",
