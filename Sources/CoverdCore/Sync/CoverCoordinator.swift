@@ -20,7 +20,9 @@ public final class CoverCoordinator: Sendable {
     private let flushes: FlushBatcher
     private let cachedCovers: CachedCoverCheck
     private let queue = DispatchQueue(label: "coverd.coordinator")
-    private let workers: [DispatchQueue]
+    /// Validation and temporary files of plain PNGs, one job per core at a time; any free
+    /// worker takes the oldest body, so a long inflate never leaves another core idle.
+    private let workers: DecodePool
     /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
     /// one per core (and four), because each may hold a full-size decoded image.
     private let decoders: DecodePool
@@ -53,7 +55,7 @@ public final class CoverCoordinator: Sendable {
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
-        workers = (0..<workerCount).map { DispatchQueue(label: "coverd.covers.\($0)") }
+        workers = DecodePool(label: "coverd.covers", width: workerCount)
         decoders = DecodePool(label: "coverd.decode", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
         state = Mutex(State(planner: SyncPlanner(policy: configuration.retry), configuration: configuration))
     }
@@ -120,7 +122,7 @@ public final class CoverCoordinator: Sendable {
     public func finish() {
         queue.sync {}
         decoders.cancelWaiting()  // any submitted by a decision that was already running at stop()
-        for worker in workers { worker.sync {} }
+        workers.waitUntilIdle()
         decoders.waitUntilIdle()
         flushes.waitUntilIdle()
         queue.sync {}
@@ -215,7 +217,7 @@ public final class CoverCoordinator: Sendable {
         if body.map(preparer.pipeline.decodes) ?? (preparer.pipeline.output.maxDimension != nil) {
             decoders.submit(job)
         } else {
-            workers[Int(fetchID.rawValue % UInt64(workers.count))].async(execute: job)
+            workers.submit(job)
         }
     }
 

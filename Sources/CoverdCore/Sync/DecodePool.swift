@@ -1,8 +1,9 @@
 import Dispatch
 import Synchronization
 
-/// Runs conversions (JPEG, WebP, GIF, scaling) at most `width` at a time, in
-/// arrival order, apart from the queues that validate plain PNGs.
+/// Runs jobs at most `width` at a time, in arrival order: the coordinator has
+/// one pool for conversions (JPEG, WebP, GIF, scaling) and one for validating
+/// and writing plain PNGs, so a slow decode never holds up a plain PNG.
 ///
 /// Why not a few serial queues: a job hashed to a busy queue would wait behind
 /// one slow decode while another queue sat idle. Here any free slot takes the
