@@ -1,5 +1,10 @@
 import ArgumentParser
 import CoverdCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// `coverd add`: writes one album record, atomically, and prints its id.
 struct AddCommand: ParsableCommand {
@@ -39,9 +44,12 @@ struct AddCommand: ParsableCommand {
             let directory = try records.records.map(absolute) ?? config.load().recordsDirectory
             let album = try album(record: "")
             do {
-                let path = try RecordWriter(directory: directory).write(album, includeID: id != nil)
+                let writer = RecordWriter(directory: directory)
+                // Same id, same file: a second add updates the album, and says so rather than replacing it unannounced.
+                let replacing = access(writer.path(for: album), F_OK) == 0
+                let path = try writer.write(album, includeID: id != nil)
                 print(album.id.rawValue)
-                printError("wrote \(path)")
+                printError(replacing ? "replaced \(path) (a record of this album was already there)" : "wrote \(path)")
             } catch {
                 printError("coverd: cannot write the record: \(error)")
                 throw ExitCode.failure

@@ -60,7 +60,9 @@ struct RecordDecodingTests {
             (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "id": "."}"#, "is not a valid id"),
             (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "id": "/abs"}"#, "is not a valid id"),
             (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "year": true}"#, "'year' must be a string or an integer, found a boolean"),
-            (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "year": 19.5}"#, "'year' must be a string or an integer"),
+            (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "year": 19.5}"#, "'year' must be a string or an integer, found a non-integer number"),
+            (#"{"title": "T", "artist": "X", "cover_url": "http://h/a.png", "year": -1000000000000000000000000000000}"#,
+             "'year' must be a string or an integer, found an integer out of range"),
             (#"{"title": "T\u0000", "artist": "X", "cover_url": "http://h/a.png"}"#, "contains control characters"),
             (#""just a string""#, "expected an album object, found a string"),
           ])

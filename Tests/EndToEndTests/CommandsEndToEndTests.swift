@@ -33,6 +33,11 @@ struct CommandsEndToEndTests {
         #expect(result.stdout == "my-album\n")
         let contents = try JSONRecordDecoder().decode(readBytes(directory.file("my-album.json")) ?? [], record: "x")
         #expect(contents.albums.first?.id.rawValue == "my-album")
+        #expect(result.stderr.contains("wrote \(directory.file("my-album.json"))"), "\(result.stderr)")
+        let again = try runCoverd(["add", "--title", "T2", "--artist", "A", "--cover-url", "https://e.com/c.png", "--id", "my-album", "--records", directory.path])
+        #expect(again.status == 0)
+        #expect(again.stderr.contains("replaced \(directory.file("my-album.json")) (a record of this album was already there)"), "\(again.stderr)")
+        #expect(try JSONRecordDecoder().decode(readBytes(directory.file("my-album.json")) ?? [], record: "x").albums.first?.title == "T2")
     }
 
     @Test("Given bad usage, when run, then coverd exits 64", arguments: [

@@ -87,7 +87,8 @@ public struct JSONRecordDecoder: Sendable {
         case .number(let text):
             // Only a plain integer literal is an integer: 1992.0 and 1e3 are not years.
             if let number = Int(text) { return .integer(number) }
-            return .other("a non-integer number")
+            let integral = !text.isEmpty && text.utf8.enumerated().allSatisfy { $1 >= 0x30 && $1 <= 0x39 || ($0 == 0 && $1 == 0x2D) }
+            return .other(integral ? "an integer out of range" : "a non-integer number")
         default: return .other(value.typeDescription)
         }
     }

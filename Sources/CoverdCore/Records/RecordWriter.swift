@@ -15,6 +15,11 @@ public struct RecordWriter: Sendable {
     }
 
     /// Returns the path written.
+    /// Where `write` puts `album`'s record: `<directory>/<id>.json`.
+    public func path(for album: Album) -> String {
+        join(directory, album.id.rawValue + ".json")
+    }
+
     public func write(_ album: Album, includeID: Bool) throws(SystemError) -> String {
         try makeDirectories(directory)
         var fields = ["\"title\": \(JSONText.quote(album.title))", "\"artist\": \(JSONText.quote(album.artist))"]
@@ -23,7 +28,7 @@ public struct RecordWriter: Sendable {
         if let genre = album.genre { fields.append("\"genre\": \(JSONText.quote(genre))") }
         if includeID { fields.append("\"id\": \(JSONText.quote(album.id.rawValue))") }
         let text = "{\n  " + fields.joined(separator: ",\n  ") + "\n}\n"
-        let target = join(directory, album.id.rawValue + ".json")
+        let target = path(for: album)
         let temporary = join(directory, ".\(album.id.rawValue).json.\(getpid()).tmp")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: temporary) }
