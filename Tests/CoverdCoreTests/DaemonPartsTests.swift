@@ -12,6 +12,23 @@ struct DaemonPartsTests {
         return try DaemonParts(configuration: configuration, bus: EventBus())
     }
 
+    @Test("Given SQLite's result codes, when asked whether an index is corrupt, then only CORRUPT and NOTADB (with any extended code) say yes")
+    func onlyDamageCountsAsCorrupt() {
+        func error(_ code: Int32) -> IndexError { IndexError(operation: "read", path: "/c/index.sqlite3", code: code, message: "m", systemErrno: nil) }
+        #expect([11, 26, 11 | (1 << 8), 11 | (2 << 8)].allSatisfy { error($0).isCorrupt })
+        // BUSY, LOCKED, IOERR (and its extended codes), FULL, CANTOPEN, READONLY, PERM, NOMEM
+        #expect(![5, 6, 10, 10 | (13 << 8), 13, 14, 8, 3, 7].contains { error($0).isCorrupt })
+    }
+
+    @Test("Given a daemon's parts holding a cache, when another set of parts starts on it, then it fails naming the holder's pid")
+    func oneSetOfPartsPerCache() throws {
+        let directory = TestDirectory()
+        let parts = try makeParts(in: directory)
+        defer { parts.shutDown() }
+        let error = #expect(throws: DaemonError.self) { try makeParts(in: directory) }
+        #expect(error?.message.contains("another coverd (pid \(getpid())) is already running with this cache") == true, "\(String(describing: error))")
+    }
+
     @Test("Given the running parts, when the watchdog's probes are listed, then every work loop is probed and answers")
     func everyLoopIsProbed() throws {
         let directory = TestDirectory()

@@ -162,6 +162,22 @@ struct PNGValidatorTests {
         }
     }
 
+    @Test("Given the Adler-32 in an IDAT chunk of its own after an empty one, when validated, then it passes; with the checksum cut short, it is refused",
+          arguments: sizes)
+    func trailerInItsOwnChunk(width: Int, height: Int) throws {
+        let stream = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: height * (1 + 3 * width)))
+        let header = PNGFixture.bigEndianForTests(UInt32(width)) + PNGFixture.bigEndianForTests(UInt32(height)) + [8, 2, 0, 0, 0]
+        func png(_ pieces: [ArraySlice<UInt8>]) -> [UInt8] {
+            PNGFixture.signature + PNGFixture.chunk("IHDR", header) + pieces.flatMap { PNGFixture.chunk("IDAT", Array($0)) }
+                + PNGFixture.chunk("IEND", [])
+        }
+        let end = stream.count - 4
+        #expect(try validator.validate(png([stream[..<end], [], stream[end...]])).width == width)
+        #expect(throws: PNGValidationError.structure("image data lacks its zlib checksum")) {
+            try validator.validate(png([stream[..<end], stream[end..<stream.count - 2]]))
+        }
+    }
+
     @Test("Given image data split over many IDAT chunks, the zlib header itself split, when validated, then it passes whole and is refused cut")
     func splitImageData() throws {
         #expect(try validator.validate(rgb(width: 200, height: 200, piece: 1)).height == 200)

@@ -190,7 +190,8 @@ struct SystemdTests {
         let name = "evil\n2026-01-01T00:00:00.000Z notice FORGED.json"
         #expect(StderrLogHandler.oneLine("\(name): not valid JSON") == "evil\\n2026-01-01T00:00:00.000Z notice FORGED.json: not valid JSON")
         #expect(StderrLogHandler.oneLine("a\u{1B}[31mb\tc\r") == "a\\x1b[31mb\\tc\\r")
-        #expect(StderrLogHandler.oneLine("plain – text") == "plain – text")
+        #expect(StderrLogHandler.oneLine("plain – text") == "plain – text", "other non-ASCII, the en dash (E2 80 93) too, kept")
+        #expect(StderrLogHandler.oneLine("a\u{9B}31mb\u{85}c\u{2028}d") == "a\\x9b31mb\\x85c\\u2028d")
         #expect(StderrLogHandler.quoted("x\u{1B}y") == "\"x\\x1by\"")
         #expect(StderrLogHandler.quoted("a \"b\"\n") == "\"a \\\"b\\\"\\n\"")
     }

@@ -113,6 +113,28 @@ struct CrashSafetyTests {
         #expect(try second.stop() == 0)
     }
 
+    @Test("Given an index whose table page is damaged (it still opens), when coverd starts, then it exits 1 having moved the index aside, and the next start caches every album again")
+    func indexDamagedPastItsHeader() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 4)
+        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        let first = try world.startDaemon()
+        try first.waitForStatus("cached") { $0.cached == 1 }
+        #expect(try first.stop() == 0)
+        // Page 2 (bytes 4096–8191) is the albums table's root; page 1, the schema, stays whole.
+        let handle = try #require(FileHandle(forUpdatingAtPath: world.cache + "/index.sqlite3"))
+        try handle.seek(toOffset: 4096)
+        handle.write(Data(repeating: 0x41, count: 4096))
+        try handle.close()
+
+        let damaged = try runCoverd(["run", "--records", world.records, "--cache", world.cache])
+        #expect(damaged.status == 1)
+        #expect(damaged.stderr.contains("moved it to \(world.cache)/index.sqlite3.corrupt-"), "\(damaged.stderr.suffix(2000))")
+        let next = try world.startDaemon()
+        try next.waitForStatus("cached in a new index") { $0.cached == 1 }
+        #expect(try next.stop() == 0)
+    }
+
     @Test("Given covers cached, when one is deleted and one cut short while coverd is stopped, then after a restart both are fetched again, each named in the log, and no other cover is requested")
     func coversDamagedWhileStopped() throws {
         // Given

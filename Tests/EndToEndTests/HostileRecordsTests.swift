@@ -85,7 +85,7 @@ struct HostileRecordsTests {
         let ids = Set(snapshot.entries.map(\.id))
         for name in added where name.hasPrefix("cache/") && name != "cache/covers" {
             let file = String(name.dropFirst("cache/".count))
-            let known = file.hasPrefix(CoverIndex.fileName) || file == ".coverd-reserve" || file == "incoming"
+            let known = file.hasPrefix(CoverIndex.fileName) || file == ".coverd-reserve" || file == "incoming" || file == CacheLock.fileName
                 || (file.hasPrefix("covers/") && ids.contains(String(file.dropFirst("covers/".count).dropLast(4))))
             #expect(known, "unexpected \(name) in the cache")
         }

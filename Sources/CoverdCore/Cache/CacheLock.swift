@@ -29,8 +29,11 @@ public enum CacheLockError: Error, Sendable, Equatable, CustomStringConvertible 
 /// clean up. Readers (`status`, `verify`) do not take it.
 public final class CacheLock: Sendable {
     public static let fileName = "coverd.lock"
-    /// Open, and locked, from `init` to `deinit`.
+    /// Open from `init` to `deinit`; locked unless `isHeld` is false.
     private let descriptor: Int32
+    /// False on a filesystem without locks (NFS without lockd): the daemon
+    /// runs without the guard, as it did before there was one, and says so.
+    public let isHeld: Bool
 
     public init(cacheDirectory: String) throws(CacheLockError) {
         let path = join(cacheDirectory, CacheLock.fileName)
@@ -38,6 +41,11 @@ public final class CacheLock: Sendable {
         guard fd >= 0 else { throw .system(SystemError("open", path: path)) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             let code = errno
+            if code == ENOLCK || code == EOPNOTSUPP {
+                descriptor = fd
+                isHeld = false
+                return
+            }
             let holder = CacheLock.pid(in: fd)
             close(fd)
             throw code == EWOULDBLOCK ? .held(path: path, pid: holder) : .system(SystemError("flock", path: path, code: code))
@@ -47,6 +55,7 @@ public final class CacheLock: Sendable {
         let text = Array("\(getpid())\n".utf8)
         if ftruncate(fd, 0) == 0 { _ = text.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) } }
         descriptor = fd
+        isHeld = true
     }
 
     deinit {

@@ -103,7 +103,7 @@ public final class FlushBatcher: Sendable {
             return (!state.running, nil)
         }
         if let failure {
-            queue.async { work(failure) }
+            worksQueue.async { work(failure) }
         } else if start {
             queue.async { self.runBatches() }
         }

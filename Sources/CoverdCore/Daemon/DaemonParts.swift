@@ -27,6 +27,11 @@ struct DaemonParts {
         // Before anything touches the cache: a second daemon's sweep would delete the first one's temporaries.
         do {
             lock = try CacheLock(cacheDirectory: config.cacheDirectory)
+            if !lock.isHeld {
+                bus.post(OperationFailed(
+                    operation: "lock the cache", error: "its filesystem does not support locks: nothing stops a second daemon on it",
+                    severity: .warning))
+            }
         } catch {
             if case .system(let failure) = error { throw DaemonError("\(error)", errno: failure.code) }
             throw DaemonError("\(error)")
@@ -65,7 +70,7 @@ struct DaemonParts {
             if let moved = opened.movedAside {
                 bus.post(OperationFailed(
                     operation: "open the index",
-                    error: "\(moved.reason); moved it to \(moved.path) and started a new index (covers are checked and fetched again)"))
+                    error: "\(moved.reason); moved it to \(moved.path) and started a new index (every cover is fetched again)"))
             }
         } catch {
             throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
@@ -92,6 +97,12 @@ struct DaemonParts {
             try coordinator.start()
         } catch {
             fetcher.shutdown()
+            // Damage past what opening reads: moved aside now, so that the next start (systemd restarts us) makes a new index.
+            if error.isCorrupt, let aside = CoverIndex.moveAside(cacheDirectory: config.cacheDirectory) {
+                throw DaemonError(
+                    "cannot read the index: \(error); moved it to \(aside): the next start makes a new index and fetches every cover again",
+                    errno: EIO)
+            }
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
         bus.post(CacheDurabilityChosen(directory: store.directory, method: flushes.durability))
@@ -119,5 +130,7 @@ struct DaemonParts {
         fetcher.shutdown()
         coordinator.finish()
         _ = store.removeLeftovers()
+        // Held until everything above is done: the lock is otherwise never read, and a value's lifetime may end at its last use.
+        withExtendedLifetime(lock) {}
     }
 }

@@ -12,7 +12,7 @@ import CZlib
 /// one is inflated by zlib through a small scratch buffer, so memory stays
 /// bounded whatever the image's size.
 struct PNGImageData {
-    /// Rows up to this size are inflated whole in memory; 8 MiB is a 1,600×1,300 RGBA cover.
+    /// Rows (and a compressed stream) up to this size are inflated whole in memory; 8 MiB is a 1,600×1,300 RGBA cover.
     static let inMemoryLimit = 8 << 20
 
     /// Decompressed size the header implies: every scanline of every pass, each with its filter byte.
@@ -48,7 +48,8 @@ struct PNGImageData {
         let first = chunks[0].count >= 2 ? (chunks[0][0], chunks[0][1]) : (chunks[0][0], chunks[1][0])
         try checkZlibHeader(first.0, first.1)
         let expected = expectedSize(info)
-        if expected <= inMemoryLimit {
+        // Both bounded: the rows, and the copy of a stream split over several IDAT chunks.
+        if expected <= inMemoryLimit && total <= inMemoryLimit {
             try inMemory(chunks, total: total, expected: expected, info: info)
         } else {
             try streamed(chunks, expected: expected, info: info)

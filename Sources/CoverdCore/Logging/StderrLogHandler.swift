@@ -38,15 +38,18 @@ public struct StderrLogHandler: LevelSharingLogHandler {
     /// A value with spaces, quotes or control characters is quoted so the line stays parseable.
     static func quoted(_ value: String) -> String {
         let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 < 0x20 || $0 == 0x7F }
+            || oneLine(value) != value
         guard needsQuotes else { return value }
         return "\"" + oneLine(value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")) + "\""
     }
 
-    /// Control characters escaped (`\n`, `\r`, `\t`, `\x1b`): a record's file
+    /// Control characters escaped (`\n`, `\r`, `\t`, `\x1b`, C1 as `\x9b`,
+    /// the Unicode line separators as `\u2028`): a record's file
     /// name or a server's text in a message can neither start a line that
     /// looks like an event of its own nor drive the reader's terminal.
     static func oneLine(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        // C1 controls (U+0080–U+009F) and U+2028/2029 are non-ASCII, so their UTF-8 starts with 0xC2 or 0xE2.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else { return text }
         var out = ""
         out.reserveCapacity(text.utf8.count + 8)
         for scalar in text.unicodeScalars {
@@ -54,9 +57,11 @@ public struct StderrLogHandler: LevelSharingLogHandler {
             case 0x0A: out += "\\n"
             case 0x0D: out += "\\r"
             case 0x09: out += "\\t"
-            case 0..<0x20, 0x7F:
+            case 0..<0x20, 0x7F, 0x80..<0xA0:
                 let hex = String(scalar.value, radix: 16)
                 out += "\\x" + (hex.count < 2 ? "0" + hex : hex)
+            case 0x2028, 0x2029:
+                out += "\\u" + String(scalar.value, radix: 16)
             default: out.unicodeScalars.append(scalar)
             }
         }

@@ -14,12 +14,12 @@ public struct RecordWriter: Sendable {
         self.directory = directory
     }
 
-    /// Returns the path written.
     /// Where `write` puts `album`'s record: `<directory>/<id>.json`.
     public func path(for album: Album) -> String {
         join(directory, album.id.rawValue + ".json")
     }
 
+    /// Returns the path written.
     public func write(_ album: Album, includeID: Bool) throws(SystemError) -> String {
         try makeDirectories(directory)
         var fields = ["\"title\": \(JSONText.quote(album.title))", "\"artist\": \(JSONText.quote(album.artist))"]

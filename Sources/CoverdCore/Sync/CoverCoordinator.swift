@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Threading: every decision runs on one serial queue, through `SyncPlanner`;
 /// fetch completions and prepared files hop back onto it. Validation and
-/// writing run on a few worker queues so a slow disk never delays decisions.
+/// writing run in a pool of workers so neither a slow disk nor an inflate delays decisions.
 public final class CoverCoordinator: Sendable {
     private let bus: EventBus
     private let fetcher: any CoverFetching
@@ -20,8 +20,7 @@ public final class CoverCoordinator: Sendable {
     private let flushes: FlushBatcher
     private let cachedCovers: CachedCoverCheck
     private let queue = DispatchQueue(label: "coverd.coordinator")
-    /// Validation and temporary files of plain PNGs, one job per core at a time; any free
-    /// worker takes the oldest body, so a long inflate never leaves another core idle.
+    /// Plain PNGs' validation and temporary files, a job per core; the oldest body goes to any free worker.
     private let workers: DecodePool
     /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
     /// one per core (and four), because each may hold a full-size decoded image.
@@ -182,7 +181,7 @@ public final class CoverCoordinator: Sendable {
     }
 
     /// Validates or converts a body (or reads a cached copy) and writes one
-    /// temporary file per album, on a worker queue or in the decode pool, then
+    /// temporary file per album, in the worker pool or the decode pool, then
     /// hands the result back once the files are durable.
     private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
         let fetchID = request.fetchID, url = request.url
