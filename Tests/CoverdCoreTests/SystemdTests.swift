@@ -193,6 +193,8 @@ struct SystemdTests {
         #expect(StderrLogHandler.oneLine("plain – text") == "plain – text", "other non-ASCII, the en dash (E2 80 93) too, kept")
         #expect(StderrLogHandler.oneLine("a\u{9B}31mb\u{85}c\u{2028}d") == "a\\x9b31mb\\x85c\\u2028d")
         #expect(StderrLogHandler.quoted("x\u{1B}y") == "\"x\\x1by\"")
+        #expect(StderrLogHandler.quoted("x\u{85}y") == "\"x\\x85y\"")
+        #expect(StderrLogHandler.quoted("plain") == "plain")
         #expect(StderrLogHandler.quoted("a \"b\"\n") == "\"a \\\"b\\\"\\n\"")
     }
 

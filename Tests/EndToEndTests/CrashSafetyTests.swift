@@ -121,15 +121,24 @@ struct CrashSafetyTests {
         let first = try world.startDaemon()
         try first.waitForStatus("cached") { $0.cached == 1 }
         #expect(try first.stop() == 0)
-        // Page 2 (bytes 4096–8191) is the albums table's root; page 1, the schema, stays whole.
+        // Page 2 is the albums table's root (one WITHOUT ROWID table, no other index); page 1, the schema, stays whole.
+        // A clean stop checkpointed and removed the log, which would otherwise hold the page's latest copy.
+        #expect(!FileManager.default.fileExists(atPath: world.cache + "/index.sqlite3-wal"))
+        let header = try #require(readBytes(world.cache + "/index.sqlite3")?.prefix(18))
+        let pageSize = Int(header[16]) << 8 | Int(header[17])
         let handle = try #require(FileHandle(forUpdatingAtPath: world.cache + "/index.sqlite3"))
-        try handle.seek(toOffset: 4096)
-        handle.write(Data(repeating: 0x41, count: 4096))
+        try handle.seek(toOffset: UInt64(pageSize))
+        handle.write(Data(repeating: 0x41, count: pageSize))
         try handle.close()
 
-        let damaged = try runCoverd(["run", "--records", world.records, "--cache", world.cache])
-        #expect(damaged.status == 1)
-        #expect(damaged.stderr.contains("moved it to \(world.cache)/index.sqlite3.corrupt-"), "\(damaged.stderr.suffix(2000))")
+        let damaged = try world.startDaemon()
+        try waitUntil("the damaged start to exit") { !damaged.isRunning }
+        let log = damaged.log
+        #expect(damaged.exitStatus == 1)
+        #expect(log.contains("moved it to \(world.cache)/index.sqlite3.corrupt-"), "\(log.suffix(2000))")
+        #expect(!FileManager.default.fileExists(atPath: world.cache + "/index.sqlite3"))
+        let aside = try FileManager.default.contentsOfDirectory(atPath: world.cache).filter { $0.hasPrefix("index.sqlite3.corrupt-") && !$0.hasSuffix("-wal") }
+        #expect(aside.count == 1, "\(aside)")
         let next = try world.startDaemon()
         try next.waitForStatus("cached in a new index") { $0.cached == 1 }
         #expect(try next.stop() == 0)

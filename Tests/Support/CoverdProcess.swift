@@ -150,6 +150,8 @@ public final class CoverdDaemon: Sendable {
 
     public var pid: Int32 { process.processIdentifier }
     public var isRunning: Bool { process.isRunning }
+    /// The exit status once the process has ended on its own; nil while it runs.
+    public var exitStatus: Int32? { process.isRunning ? nil : process.terminationStatus }
     public var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     public func status() throws -> StatusSnapshot { try CoverdTestSupport.status(cache: cache) }

@@ -34,20 +34,23 @@ extension CoverIndex {
 
     /// Renames the index, with its log, to `index.sqlite3.corrupt-<UTC time>`
     /// and removes its shared-memory file; returns the new name, or nil when
-    /// it could not be moved (or its log neither moved nor removed: SQLite
-    /// would replay that log into the next index).
+    /// the index itself could not be renamed. A log that can be neither moved
+    /// nor removed is left: SQLite discards a log it finds beside an empty
+    /// database when it makes the new one.
     ///
-    /// Only the daemon calls this, holding the cache's lock, so no other
-    /// daemon writes the file. A `coverd verify` marking covers at that very
-    /// moment writes into the file moved aside; its marks are lost, which
-    /// costs nothing here, since the new index fetches every cover anyway.
+    /// Only the daemon calls this, holding the cache's lock where the
+    /// filesystem has locks, so no second daemon writes the file. Not
+    /// guarded: a `coverd verify` with the index open at that moment. It
+    /// keeps the old file through its descriptor, but when it closes, SQLite
+    /// removes the log and shared-memory files by name; if a new daemon has
+    /// made its own by then (systemd restarts it 2 s later), those are the
+    /// ones removed. A verify spanning a damaged index's restart is rare;
+    /// the cost would be the new index's last writes.
     public static func moveAside(cacheDirectory: String) -> String? {
         let path = join(cacheDirectory, fileName)
         let aside = path + ".corrupt-" + utcStamp()
         guard rename(path, aside) == 0 else { return nil }
-        if rename(path + "-wal", aside + "-wal") != 0 && errno != ENOENT && unlink(path + "-wal") != 0 && errno != ENOENT {
-            return nil
-        }
+        if rename(path + "-wal", aside + "-wal") != 0 && errno != ENOENT { unlink(path + "-wal") }
         unlink(path + "-shm")  // derived from the log; SQLite makes it again
         return aside
     }

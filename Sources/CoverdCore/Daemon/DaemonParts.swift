@@ -98,6 +98,8 @@ struct DaemonParts {
         } catch {
             fetcher.shutdown()
             // Damage past what opening reads: moved aside now, so that the next start (systemd restarts us) makes a new index.
+            // This process still has it open; its close then finds the old file through the descriptor, and no new index
+            // can exist yet: this process holds the lock until it exits.
             if error.isCorrupt, let aside = CoverIndex.moveAside(cacheDirectory: config.cacheDirectory) {
                 throw DaemonError(
                     "cannot read the index: \(error); moved it to \(aside): the next start makes a new index and fetches every cover again",

@@ -7,10 +7,10 @@ import CZlib
 /// CRCs but garbage, cut or missing pixels is refused, as a decoder would
 /// refuse it. Every download and `coverd verify` go through the same check.
 ///
-/// An image of up to `inMemoryLimit` bytes of rows is inflated by libdeflate
-/// into one buffer (about twice zlib's speed on photo-like covers); a larger
-/// one is inflated by zlib through a small scratch buffer, so memory stays
-/// bounded whatever the image's size.
+/// An image of up to `inMemoryLimit` bytes of rows, whose compressed stream
+/// is no larger, is inflated by libdeflate into one buffer (about twice
+/// zlib's speed on photo-like covers); any other is inflated by zlib through
+/// a small scratch buffer, so memory stays bounded whatever the image's size.
 struct PNGImageData {
     /// Rows (and a compressed stream) up to this size are inflated whole in memory; 8 MiB is a 1,600×1,300 RGBA cover.
     static let inMemoryLimit = 8 << 20

@@ -37,8 +37,9 @@ public struct StderrLogHandler: LevelSharingLogHandler {
 
     /// A value with spaces, quotes or control characters is quoted so the line stays parseable.
     static func quoted(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 < 0x20 || $0 == 0x7F }
-            || oneLine(value) != value
+        // 0xC2 and 0xE2 lead C1 controls and U+2028/2029 (and some harmless characters, quoted all the same).
+        let needsQuotes = value.isEmpty
+            || value.utf8.contains { $0 == 0x20 || $0 == 0x22 || $0 == 0x3D || $0 < 0x20 || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }
         guard needsQuotes else { return value }
         return "\"" + oneLine(value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")) + "\""
     }

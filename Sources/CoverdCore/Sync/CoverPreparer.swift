@@ -1,4 +1,4 @@
-/// The slow half of storing a cover, run on a worker queue or the decode pool:
+/// The slow half of storing a cover, run in the worker pool or the decode pool:
 /// decide what the bytes are, validate or convert them, and write one
 /// temporary file per album (fsynced here only when `flushEach`; otherwise
 /// the `FlushBatcher` makes the batch durable). The rename into place happens
