@@ -31,8 +31,9 @@ public final class CacheLock: Sendable {
     public static let fileName = "coverd.lock"
     /// Open from `init` to `deinit`; locked unless `isHeld` is false.
     private let descriptor: Int32
-    /// False on a filesystem without locks (NFS without lockd): the daemon
-    /// runs without the guard, as it did before there was one, and says so.
+    /// False where the filesystem refuses `flock` (ENOLCK, EOPNOTSUPP): the
+    /// daemon runs without the guard, as it did before there was one, and
+    /// says so. (Not tried on such a filesystem.)
     public let isHeld: Bool
 
     public init(cacheDirectory: String) throws(CacheLockError) {
