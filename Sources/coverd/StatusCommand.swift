@@ -21,18 +21,17 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         try exitingOnFailure {
             let directory = try cache.directory(config: config)
-            let indexFile = (directory.hasSuffix("/") ? directory : directory + "/") + CoverIndex.fileName
-            if access(indexFile, F_OK) != 0 && errno == ENOENT {
-                // Still zero albums on stdout (a script before the first run keeps working),
-                // but a person who mistyped --cache is told why it is empty.
-                printError("coverd: no index at \(indexFile) (the daemon has not run with this cache yet)")
-            }
             let report: StatusReport
             do {
                 report = try StatusReport.load(cacheDirectory: directory)
             } catch {
                 printError("coverd: \(error)")
                 throw ExitCode.failure
+            }
+            if let missing = report.missingIndex {
+                // Still zero albums on stdout (a script before the first run keeps working),
+                // but a person who mistyped --cache is told why it is empty.
+                printError("coverd: no index at \(missing) (the daemon has not run with this cache yet)")
             }
             if json {
                 // 29 MB at 100,000 albums: written as built, without a String in between.

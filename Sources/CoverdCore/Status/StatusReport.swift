@@ -5,6 +5,8 @@ import Foundation
 public struct StatusReport: Sendable {
     public var rows: [IndexRow]
     public var coversDirectory: String
+    /// Where the index should be, when `load` found none there (the daemon never ran with this cache).
+    public var missingIndex: String?
 
     public var summary: SyncSummary {
         var summary = SyncSummary(albums: rows.count)
@@ -21,8 +23,9 @@ public struct StatusReport: Sendable {
     /// Reads the index; an absent index (the daemon never ran here) is an empty report.
     public static func load(cacheDirectory: String) throws(IndexError) -> StatusReport {
         let covers = join(cacheDirectory, "covers")
-        guard FileManager.default.fileExists(atPath: join(cacheDirectory, CoverIndex.fileName)) else {
-            return StatusReport(rows: [], coversDirectory: covers)
+        let indexFile = join(cacheDirectory, CoverIndex.fileName)
+        guard FileManager.default.fileExists(atPath: indexFile) else {
+            return StatusReport(rows: [], coversDirectory: covers, missingIndex: indexFile)
         }
         let index = try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true)
         return StatusReport(rows: try index.rows(), coversDirectory: covers)
