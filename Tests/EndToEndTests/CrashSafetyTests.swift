@@ -74,8 +74,7 @@ struct CrashSafetyTests {
     @Test("Given a daemon running on a cache, when a second starts on the same cache, then it exits 1 naming the first's pid and the first runs on; once the first stops, a new one starts")
     func oneDaemonPerCache() throws {
         let world = try World()
-        try world.cover("c.png", seed: 2)
-        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        try world.recordAlbums(1, seed: 2)
         let first = try world.startDaemon()
         try first.waitForStatus("cached") { $0.cached == 1 }
         let second = try runCoverd(["run", "--records", world.records, "--cache", world.cache])
@@ -92,12 +91,7 @@ struct CrashSafetyTests {
     @Test("Given an index overwritten with garbage while coverd was stopped, when it starts, then it moves the index aside, says so, and caches every album again")
     func corruptIndexIsReplaced() throws {
         let world = try World()
-        var albums: [String] = []
-        for index in 0..<3 {
-            try world.cover("c\(index).png", seed: index + 5)
-            albums.append(world.album("Album \(index)", world.server.url("c\(index).png")))
-        }
-        try world.record("a.json", "[" + albums.joined(separator: ",") + "]")
+        try world.recordAlbums(3, seed: 5)
         let first = try world.startDaemon()
         try first.waitForStatus("three cached") { $0.cached == 3 }
         #expect(try first.stop() == 0)
@@ -116,8 +110,7 @@ struct CrashSafetyTests {
     @Test("Given an index whose table page is damaged (it still opens), when coverd starts, then it exits 1 having moved the index aside, and the next start caches every album again")
     func indexDamagedPastItsHeader() throws {
         let world = try World()
-        try world.cover("c.png", seed: 4)
-        try world.record("a.json", world.album("A", world.server.url("c.png")))
+        try world.recordAlbums(1, seed: 4)
         let first = try world.startDaemon()
         try first.waitForStatus("cached") { $0.cached == 1 }
         #expect(try first.stop() == 0)

@@ -55,11 +55,11 @@ struct ImageFormatsEndToEndTests {
               alter: { ImageSurgery.jpeg($0, claimingWidth: 60_000, height: 60_000) }),
         Cover(title: "GIF bomb", file: "n.gif", make: "pamtogif palette.pam > n.gif", expected: .failed("image is too large (65535×65535"),
               alter: { ImageSurgery.gif($0, claimingWidth: 65_535, height: 65_535) }),
-        // Chunk-valid PNGs, every CRC right, whose pixels a decoder would refuse (made here, not by a tool).
-        Cover(title: "PNG with half its rows", file: "q.png", make: "pnmtopng in.ppm > q.png",
+        // Chunk-valid PNGs, every CRC right, whose pixels a decoder would refuse: made here by `alter`, not by a tool.
+        Cover(title: "PNG with half its rows", file: "q.png", make: ": > q.png",
               expected: .failed("image data holds 5208 bytes, the header says 10416"),
               alter: { _ in storedPNG(rows: 24) }),
-        Cover(title: "PNG with a wrong Adler-32", file: "r.png", make: "pnmtopng in.ppm > r.png",
+        Cover(title: "PNG with a wrong Adler-32", file: "r.png", make: ": > r.png",
               expected: .failed("image data fails its Adler-32 checksum"),
               alter: { _ in storedPNG(rows: 48) { $0[$0.count - 1] ^= 1 } }),
         Cover(title: "WebP bomb", file: "o.webp", make: "cwebp -quiet in.ppm -o o.webp", expected: .failed("image is too large (16383×16383"),

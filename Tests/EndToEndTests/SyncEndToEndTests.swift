@@ -32,6 +32,16 @@ struct World {
         "{\"title\": \"\(title)\", \"artist\": \"\(artist)\", \"cover_url\": \"\(url)\"\(extra)}"
     }
 
+    /// `count` albums in `a.json`, "Album 0" …, each with a distinct cover `c<i>.png`.
+    func recordAlbums(_ count: Int, seed: Int = 1) throws {
+        var albums: [String] = []
+        for index in 0..<count {
+            try cover("c\(index).png", seed: seed + index)
+            albums.append(album("Album \(index)", server.url("c\(index).png")))
+        }
+        try record("a.json", "[" + albums.joined(separator: ",") + "]")
+    }
+
     func startDaemon(_ arguments: [String] = []) throws -> CoverdDaemon {
         try CoverdDaemon(records: records, cache: cache, arguments: arguments)
     }
