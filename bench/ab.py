@@ -58,10 +58,10 @@ def one_run(name, builds, urls, corpus_dir, parallel):
     if name == CURL:
         elapsed = bench.run_curl(urls, parallel)
         bad = bench.verify_curl(bench.LAST_CURL_DIR, urls, corpus_dir)
-        return elapsed, bad == 0, f"{bench.LAST_CURL_CPU:.2f} s CPU, {bad} bad; {bench.LAST_CURL_SYNCED:.2f} s with sync"
+        return elapsed, bad == 0, f"{bench.LAST_CURL_CPU:.2f} s CPU, machine {bench.LAST_MACHINE_BUSY:.2f} s busy, {bad} bad; {bench.LAST_CURL_SYNCED:.2f} s with sync"
     elapsed, rss, status, cache = bench.run_coverd_sync(builds[name], urls, parallel)
     bad = bench.verify_cache(cache, urls, corpus_dir)
-    return elapsed, bad == 0 and status == 0, (f"{bench.LAST_CPU:.2f} s CPU, peak RSS {rss / 1024:.1f} MiB, "
+    return elapsed, bad == 0 and status == 0, (f"{bench.LAST_CPU:.2f} s CPU, {bench.LAST_FAULTS} page faults, machine {bench.LAST_MACHINE_BUSY:.2f} s busy, peak RSS {rss / 1024:.1f} MiB, "
                                                f"{bad} bad, exit status {status}")
 
 

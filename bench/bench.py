@@ -244,6 +244,12 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def minor_faults(pid):
+    """Minor page faults `pid` has taken (field 10 of proc(5)'s stat)."""
+    with open(f"/proc/{pid}/stat") as handle:
+        return int(handle.read().rsplit(")", 1)[1].split()[7])
+
+
 def process_cpu_seconds(pid):
     """CPU time of `pid` from its process CPU-time clock: nanosecond resolution, and, unlike per-thread
     schedstat, it keeps the time of threads that have ended (Dispatch ends idle workers after a few
@@ -457,6 +463,17 @@ def page_cache_mib():
         return next(int(line.split()[1]) for line in handle if line.startswith("Cached:")) / 1024
 
 
+def machine_cpu():
+    """Seconds all cores have spent busy so far, from /proc/stat (iowait counts as idle)."""
+    with open("/proc/stat") as handle:
+        fields = [int(value) for value in handle.readline().split()[1:8]]
+    return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
+
+
+LAST_MACHINE_BUSY = 0.0
+LAST_FAULTS = 0
+
+
 def run_coverd_sync(binary, urls, parallel, run=None):
     records = os.path.join(RUNS, "albums")
     cache = fresh("cache")
@@ -466,12 +483,17 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     expected = f"{len(urls)} albums: {len(urls)} cached, 0 pending, 0 failed"
     global LAST_CPU, LAST_CACHE_GROWTH
     cached_before = page_cache_mib()
+    global LAST_MACHINE_BUSY
+    busy_before = machine_cpu()
     # Stopped however the wait ends: a daemon left running would keep the scratch filesystem busy.
     with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run) as (daemon, notify):
         done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
+        LAST_MACHINE_BUSY = machine_cpu() - busy_before
         elapsed = done - daemon.started
         rss = status_kb(daemon.pid, "VmHWM")
         LAST_CPU = cpu_seconds(daemon.pid)
+        global LAST_FAULTS
+        LAST_FAULTS = minor_faults(daemon.pid)
         LAST_CACHE_GROWTH = page_cache_mib() - cached_before
     return elapsed, rss, daemon.status, cache
 
@@ -485,10 +507,13 @@ def run_curl(urls, parallel):
     subprocess.run(["sync"])
     cached_before = page_cache_mib()
     started = time.monotonic()
+    busy_before = machine_cpu()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "--fail", "-s", "--no-progress-meter", "-K", config], check=True,
                    stdout=subprocess.DEVNULL)
     elapsed = time.monotonic() - started
+    global LAST_MACHINE_BUSY
+    LAST_MACHINE_BUSY = machine_cpu() - busy_before
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     global LAST_CURL_CACHE_GROWTH
     LAST_CURL_CACHE_GROWTH = page_cache_mib() - cached_before
