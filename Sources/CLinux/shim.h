@@ -30,6 +30,8 @@ static inline int coverd_range_locked_elsewhere(int fd, long long start, long lo
 static inline int coverd_set_malloc_arena_max(int count) { return mallopt(M_ARENA_MAX, count); }
 // mallopt(M_MMAP_THRESHOLD, bytes), which also stops glibc from raising the threshold itself.
 static inline int coverd_set_malloc_mmap_threshold(int bytes) { return mallopt(M_MMAP_THRESHOLD, bytes); }
+// mallopt(M_TRIM_THRESHOLD, bytes): how much free memory an arena's top keeps before giving it back.
+static inline int coverd_set_malloc_trim_threshold(int bytes) { return mallopt(M_TRIM_THRESHOLD, bytes); }
 
 // A pipe's buffer size: F_SETPIPE_SZ and F_GETPIPE_SZ are defined only under _GNU_SOURCE.
 #ifndef F_SETPIPE_SZ
