@@ -120,9 +120,15 @@ struct PNGValidatorTests {
         }
     }
 
-    /// RGB rows of zeros as a stored zlib stream, in IDAT chunks of at most `piece` bytes.
-    func rgb(width: Int, height: Int, rows: Int? = nil, piece: Int = .max, edit: (inout [UInt8]) -> Void = { _ in }) -> [UInt8] {
-        var stream = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: (rows ?? height) * (1 + 3 * width)))
+    /// RGB rows of zeros (changed first by `editRows`) as a stored zlib stream
+    /// (then changed by `edit`), in IDAT chunks of at most `piece` bytes.
+    func rgb(
+        width: Int, height: Int, rows: Int? = nil, piece: Int = .max,
+        edit: (inout [UInt8]) -> Void = { _ in }, editRows: (inout [UInt8]) -> Void = { _ in }
+    ) -> [UInt8] {
+        var data = [UInt8](repeating: 0, count: (rows ?? height) * (1 + 3 * width))
+        editRows(&data)
+        var stream = PNGFixture.zlibStoredForTests(data)
         edit(&stream)
         let header = PNGFixture.bigEndianForTests(UInt32(width)) + PNGFixture.bigEndianForTests(UInt32(height)) + [8, 2, 0, 0, 0]
         var bytes = PNGFixture.signature + PNGFixture.chunk("IHDR", header)
@@ -175,6 +181,41 @@ struct PNGValidatorTests {
         #expect(try validator.validate(png([stream[..<end], [], stream[end...]])).width == width)
         #expect(throws: PNGValidationError.structure("image data lacks its zlib checksum")) {
             try validator.validate(png([stream[..<end], stream[end..<stream.count - 2]]))
+        }
+    }
+
+    @Test("Given rows whose filter-type bytes are each of 0 to 4, when validated, then it passes", arguments: sizes)
+    func everyFilterType(width: Int, height: Int) throws {
+        let stride = 1 + 3 * width
+        let png = rgb(width: width, height: height, editRows: { rows in
+            for row in 0..<height { rows[row * stride] = UInt8(row % 5) }
+        })
+        #expect(try validator.validate(png).height == height)
+    }
+
+    @Test("Given a row whose filter-type byte is not 0 to 4, with every CRC and the Adler-32 right, when validated, then it is refused naming the row",
+          arguments: sizes)
+    func invalidFilterType(width: Int, height: Int) {
+        let stride = 1 + 3 * width
+        // The first row, the last, and (for the larger image) one lying past zlib's first 64 KiB of output.
+        for row in [0, height - 1, 65_536 / stride + 1] {
+            #expect(throws: PNGValidationError.structure("scanline \(row + 1) of \(height) has filter type 5 (PNG allows 0 to 4)")) {
+                try validator.validate(rgb(width: width, height: height, editRows: { $0[row * stride] = 5 }))
+            }
+        }
+    }
+
+    @Test("Given an Adam7-interlaced image whose last pass has a row with filter type 255, when validated, then it is refused")
+    func invalidFilterTypeInLastPass() {
+        // 3×3 gray: 15 bytes in 6 scanlines; the seventh pass's one row begins at byte 11.
+        var rows = [UInt8](repeating: 0, count: 15)
+        rows[11] = 255
+        #expect(throws: PNGValidationError.structure("scanline 6 of 6 has filter type 255 (PNG allows 0 to 4)")) {
+            try validator.validate(png(width: 3, height: 3, colorType: 0, interlace: 1, idat: PNGFixture.zlibStoredForTests(rows)))
+        }
+        rows[11] = 4
+        #expect(throws: Never.self) {
+            try validator.validate(png(width: 3, height: 3, colorType: 0, interlace: 1, idat: PNGFixture.zlibStoredForTests(rows)))
         }
     }
 

@@ -62,13 +62,21 @@ struct ImageFormatsEndToEndTests {
         Cover(title: "PNG with a wrong Adler-32", file: "r.png", make: ": > r.png",
               expected: .failed("image data fails its Adler-32 checksum"),
               alter: { _ in storedPNG(rows: 48) { $0[$0.count - 1] ^= 1 } }),
+        Cover(title: "PNG with a row of an unknown filter type", file: "s.png", make: ": > s.png",
+              expected: .failed("scanline 31 of 48 has filter type 9 (PNG allows 0 to 4)"),
+              alter: { _ in storedPNG(rows: 48, editRows: { $0[30 * (1 + 3 * 72)] = 9 }) }),
         Cover(title: "WebP bomb", file: "o.webp", make: "cwebp -quiet in.ppm -o o.webp", expected: .failed("image is too large (16383×16383"),
               alter: { ImageSurgery.webp($0, claimingWidth: 16_383, height: 16_383) }),
     ]
 
-    /// A 72×48 RGB PNG claiming 48 rows whose IDAT holds `rows` rows of zeros as a stored zlib stream.
-    static func storedPNG(rows: Int, edit: (inout [UInt8]) -> Void = { _ in }) -> [UInt8] {
-        var stream = PNGFixture.zlibStoredForTests([UInt8](repeating: 0, count: rows * (1 + 3 * 72)))
+    /// A 72×48 RGB PNG claiming 48 rows whose IDAT holds `rows` rows of zeros
+    /// (changed by `editRows`) as a stored zlib stream (then changed by `edit`).
+    static func storedPNG(
+        rows: Int, edit: (inout [UInt8]) -> Void = { _ in }, editRows: (inout [UInt8]) -> Void = { _ in }
+    ) -> [UInt8] {
+        var data = [UInt8](repeating: 0, count: rows * (1 + 3 * 72))
+        editRows(&data)
+        var stream = PNGFixture.zlibStoredForTests(data)
         edit(&stream)
         let header = PNGFixture.bigEndianForTests(72) + PNGFixture.bigEndianForTests(48) + [8, 2, 0, 0, 0]
         return PNGFixture.signature + PNGFixture.chunk("IHDR", header) + PNGFixture.chunk("IDAT", stream) + PNGFixture.chunk("IEND", [])

@@ -3,9 +3,9 @@ import CZlib
 
 /// Checks a PNG's compressed image data (the IDAT chunks' zlib stream) in
 /// full: it must inflate, end where it says, with exactly the bytes of rows
-/// the header implies and the Adler-32 of them, so a file with valid chunk
-/// CRCs but garbage, cut or missing pixels is refused, as a decoder would
-/// refuse it. Every download and `coverd verify` go through the same check.
+/// the header implies, each row led by a filter type decoders know, and the
+/// Adler-32 of them, so a file with valid chunk CRCs but garbage, cut or
+/// missing pixels is refused, as a decoder would refuse it. Every download and `coverd verify` go through the same check.
 ///
 /// An image of up to `inMemoryLimit` bytes of rows, whose compressed stream
 /// is no larger, is inflated by libdeflate into one buffer (about twice
@@ -14,24 +14,6 @@ import CZlib
 struct PNGImageData {
     /// Rows (and a compressed stream) up to this size are inflated whole in memory; 8 MiB is a 1,600×1,300 RGBA cover.
     static let inMemoryLimit = 8 << 20
-
-    /// Decompressed size the header implies: every scanline of every pass, each with its filter byte.
-    static func expectedSize(_ info: PNGInfo) -> Int {
-        let channels = [0: 1, 2: 3, 3: 1, 4: 2, 6: 4][info.colorType] ?? 1
-        let bitsPerPixel = channels * info.bitDepth
-        func bytes(width: Int, height: Int) -> Int {
-            guard width > 0, height > 0 else { return 0 }
-            return height * (1 + (width * bitsPerPixel + 7) / 8)
-        }
-        guard info.interlaced else { return bytes(width: info.width, height: info.height) }
-        // Adam7: the seven passes' starting offsets and steps.
-        let passes = [(0, 0, 8, 8), (4, 0, 8, 8), (0, 4, 4, 8), (2, 0, 4, 4), (0, 2, 2, 4), (1, 0, 2, 2), (0, 1, 1, 2)]
-        return passes.reduce(0) { total, pass in
-            let width = (info.width - pass.0 + pass.2 - 1) / pass.2
-            let height = (info.height - pass.1 + pass.3 - 1) / pass.3
-            return total + bytes(width: width, height: height)
-        }
-    }
 
     /// CMF and FLG of RFC 1950: deflate with a window of at most 32 KiB, a valid check, no preset dictionary.
     private static func checkZlibHeader(_ cmf: UInt8, _ flg: UInt8) throws(PNGValidationError) {
@@ -47,19 +29,21 @@ struct PNGImageData {
         guard total >= 2 else { throw .structure("image data ends early (no zlib header)") }
         let first = chunks[0].count >= 2 ? (chunks[0][0], chunks[0][1]) : (chunks[0][0], chunks[1][0])
         try checkZlibHeader(first.0, first.1)
-        let expected = expectedSize(info)
+        let scanlines = PNGScanlines(info)
+        let expected = scanlines.byteCount
         // Both bounded: the rows, and the copy of a stream split over several IDAT chunks.
         if expected <= inMemoryLimit && total <= inMemoryLimit {
-            try inMemory(chunks, total: total, expected: expected, info: info)
+            try inMemory(chunks, total: total, scanlines: scanlines, info: info)
         } else {
-            try streamed(chunks, expected: expected, info: info)
+            try streamed(chunks, scanlines: scanlines, info: info)
         }
     }
 
     /// libdeflate wants the stream in one piece: IDAT chunks past the first are copied together.
     private static func inMemory(
-        _ chunks: [UnsafeRawBufferPointer], total: Int, expected: Int, info: PNGInfo
+        _ chunks: [UnsafeRawBufferPointer], total: Int, scanlines: PNGScanlines, info: PNGInfo
     ) throws(PNGValidationError) {
+        let expected = scanlines.byteCount
         let joined: UnsafeMutableRawBufferPointer? = chunks.count == 1 ? nil : .allocate(byteCount: total, alignment: 16)
         defer { joined?.deallocate() }
         if let joined {
@@ -95,10 +79,14 @@ struct PNGImageData {
         guard libdeflate_adler32(1, rows.baseAddress, expected) == stored else {
             throw .structure("image data fails its Adler-32 checksum")
         }
+        var filters = ScanlineFilterCheck(scanlines)
+        try filters.consume(UnsafeRawBufferPointer(rebasing: rows[..<expected]))
     }
 
     /// zlib through a 64 KiB scratch buffer: slower, but the memory used does not grow with the image.
-    private static func streamed(_ chunks: [UnsafeRawBufferPointer], expected: Int, info: PNGInfo) throws(PNGValidationError) {
+    private static func streamed(_ chunks: [UnsafeRawBufferPointer], scanlines: PNGScanlines, info: PNGInfo) throws(PNGValidationError) {
+        let expected = scanlines.byteCount
+        var filters = ScanlineFilterCheck(scanlines)
         var stream = z_stream()
         guard inflateInit_(&stream, zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
             throw .structure("cannot start inflating the image data")
@@ -117,8 +105,10 @@ struct PNGImageData {
                 stream.next_out = scratch
                 stream.avail_out = UInt32(scratchSize)
                 let code = inflate(&stream, Z_NO_FLUSH)
-                produced += scratchSize - Int(stream.avail_out)
+                let output = scratchSize - Int(stream.avail_out)
+                produced += output
                 if produced > expected { throw .structure("image data is longer than its \(info.width)×\(info.height) header says") }
+                try filters.consume(UnsafeRawBufferPointer(start: scratch, count: output))
                 switch code {
                 case Z_STREAM_END:
                     ended = true

@@ -41,7 +41,8 @@ public enum PNGValidationError: Error, Sendable, Equatable, CustomStringConverti
 /// Checks that bytes are a complete, well-formed PNG within the size limits:
 /// signature, IHDR first and sane, every chunk's CRC, critical chunk order,
 /// image data that inflates whole to exactly the size the header implies,
-/// with its checksum (`PNGImageData`), and IEND. Bytes after IEND are
+/// every scanline with a valid filter type, with its checksum
+/// (`PNGImageData`), and IEND. Bytes after IEND are
 /// tolerated, as browsers and libpng do.
 public struct PNGValidator: Sendable {
     public var limits: ImageLimits
