@@ -93,7 +93,7 @@ extension SyncPlannerTests {
     mutating func failedThenTransientIsPending() throws {
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
         _ = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
-        let retry = try #require(planner.retryAll(now: now, files: files, flagged: []).fetches.first)
+        let retry = try #require(planner.retryAll(now: now).effects.fetches.first)
         let effects = planner.fetchFinished(retry.0, url: retry.1, outcome: .failure(FetchFailure(kind: .http(503), message: "503")), now: now)
         #expect(effects.rows.first?.state == .pending)
         #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0))

@@ -118,18 +118,50 @@ struct UncheckedCoverTests {
         #expect(result.lost == 0)
     }
 
-    @Test("Given a reload that found a cover missing during the check, when the check's verdict on it comes, then it is not reported twice")
+    @Test("Given a reload's check that found a cover missing, when the first scan's verdict on it comes, then it is not reported twice")
     mutating func reloadDuringTheCheck() throws {
         // Given
         let x = try album("x")
         _ = seeCached([x])
-        let reload = planner.retryAll(now: now, files: files, flagged: [])
-        #expect(reload.posted(CachedCoversLost.self).flatMap(\.covers).map(\.album.id) == [x.id])
+        let reload = planner.retryAll(now: now)
+        #expect(reload.cached == [x.id])
+        let lost = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
+        #expect(lost.effects.posted(CachedCoversLost.self).flatMap(\.covers).map(\.album.id) == [x.id])
         // When
         let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
         // Then
         #expect(result.effects.isEmpty)
         #expect(planner.differing([x.id], found: [nil]).compared == 0)
+    }
+
+    @Test("Given a reload with one cover flagged by verify and one untouched, when their stamps are compared, then only the flagged one is read, however its stamp")
+    mutating func flaggedCoversAreReadOnReload() throws {
+        // Given
+        let albums = try ["flagged", "untouched"].map { try album($0) }
+        _ = seeCached(albums)
+        let reload = planner.retryAll(now: now)
+        // When
+        let found = planner.differing(reload.cached, found: [indexed, indexed], flagged: [albums[0].id])
+        // Then
+        #expect(reload.cached == albums.map(\.id))
+        #expect(reload.effects.isEmpty)
+        #expect(found.ids == [albums[0].id])
+        #expect(found.compared == 2)
+    }
+
+    @Test("Given a flagged cover found valid on reload, when settled, then its row is written again (clearing verify's mark) and nothing is fetched")
+    mutating func flaggedButValidIsRewritten() throws {
+        // Given
+        let x = try album("x")
+        _ = seeCached([x])
+        files.files[x.id] = indexed
+        // When
+        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.valid(indexed), stamp: indexed)], flagged: [x.id], now: now, files: files)
+        // Then
+        #expect(result.lost == 0)
+        #expect(result.effects.rows.map(\.id) == [x.id])
+        #expect(result.effects.rows.first?.state == .cached)
+        #expect(result.effects.fetches.isEmpty)
     }
 
     @Test("Given a cached row without a stamp, when the first scan sees its album, then the disk is asked at once and it is not listed for the check")

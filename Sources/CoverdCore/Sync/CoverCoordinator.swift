@@ -10,31 +10,37 @@ import Synchronization
 /// Threading: every decision runs on one serial queue, through `SyncPlanner`;
 /// fetch completions and prepared files hop back onto it. Validation and
 /// writing run in a pool of workers so neither a slow disk nor an inflate delays decisions.
+///
+/// Members without `private` are shared with the extension that looks at
+/// cached covers after scans (`CoverCoordinator+Scans.swift`), nothing else.
 public final class CoverCoordinator: Sendable {
-    private let bus: EventBus
+    let bus: EventBus
     private let fetcher: any CoverFetching
-    private let index: CoverIndex
-    private let writer: IndexWriter
+    let index: CoverIndex
+    let writer: IndexWriter
     private let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
-    private let cachedCovers: CachedCoverCheck
-    private let queue = DispatchQueue(label: "coverd.coordinator")
+    /// The first scan's look at the covers it took as cached on the index's word.
+    let cachedCovers = CachedCoverCheck()
+    let queue = DispatchQueue(label: "coverd.coordinator")
     /// Plain PNGs' validation and temporary files, a job per core; the oldest body goes to any free worker.
     private let workers: DecodePool
     /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
     /// one per core (and four), because each may hold a full-size decoded image.
     private let decoders: DecodePool
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progress: ProgressThrottle
 
-    private struct State {
+    struct State {
         var planner: SyncPlanner
         var configuration: Configuration
         var scheduledWakeUp: Date?
         var observations: [ObservationToken] = []
         var stopped = false
+        /// The latest reload's look at every cached cover; a newer reload's replaces it.
+        var reloadCheck: CachedCoverCheck?
     }
 
     public init(
@@ -50,7 +56,6 @@ public final class CoverCoordinator: Sendable {
         directorySync = DirectorySync.forRenames(in: store, flushedBy: flushes) { [bus] error in
             bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
         }
-        cachedCovers = CachedCoverCheck()
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
@@ -102,6 +107,7 @@ public final class CoverCoordinator: Sendable {
         queue.sync {
             // On the queue: a check's decision is either done or never starts.
             cachedCovers.cancel()
+            state.withLock { $0.reloadCheck?.cancel() }
             timer.withLock { $0?.cancel() }
             progress.cancel()
         }
@@ -132,7 +138,7 @@ public final class CoverCoordinator: Sendable {
     // MARK: Running the planner
 
     /// Runs one planner step on the coordinator's queue and performs its effects.
-    private func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+    func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let (effects, wakeUp, changedWakeUp, configuration, stopped, summary) = state.withLock { state in
             let effects = step(&state.planner, files(state.configuration), Date())
@@ -149,7 +155,7 @@ public final class CoverCoordinator: Sendable {
         progress.offer(summary)
     }
 
-    private func files(_ configuration: Configuration) -> StoreCoverFiles {
+    func files(_ configuration: Configuration) -> StoreCoverFiles {
         StoreCoverFiles(
             store: store, directorySync: directorySync, limits: configuration.images, maxBytes: configuration.fetch.maxBytes)
     }
@@ -234,50 +240,6 @@ public final class CoverCoordinator: Sendable {
                 if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
             }
         }
-    }
-
-    // MARK: Scans and reloads
-
-    private func scanCompleted(_ message: RecordScanCompleted) {
-        run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
-        if message.reason == .startup { checkCachedCovers() }
-        guard message.reason == .reload else { return }
-        // `coverd verify` marks corrupt covers in the index; a reload acts on its marks.
-        let flagged: Set<AlbumID>
-        writer.flush()
-        do {
-            flagged = try index.uncachedIDs()
-        } catch {
-            bus.post(OperationFailed(operation: "read the index for reload", error: error.description))
-            flagged = []
-        }
-        run { planner, files, now in
-            let cached = flagged.filter { planner.tracked[$0]?.state == .cached }
-            return planner.retryAll(now: now, files: files, flagged: cached)
-        }
-    }
-
-    /// After the first scan: the covers it took as cached on the index's word are looked at (`CachedCoverCheck`).
-    private func checkCachedCovers() {
-        let (ids, coverFiles) = state.withLock { state in (state.planner.takeUnchecked(), files(state.configuration)) }
-        let steps = CachedCoverCheck.Steps(
-            differing: { [weak self] ids, found in
-                self?.state.withLock { $0.planner.differing(ids, found: found) } ?? ([], 0)
-            },
-            settle: { [weak self] ids, verdicts in
-                var lost = 0
-                self?.run { planner, files, now in
-                    let settled = planner.settleChecked(ids, verdicts: verdicts, now: now, files: files)
-                    lost = settled.lost
-                    return settled.effects
-                }
-                return lost
-            },
-            finished: { [bus] compared, lost, duration in
-                bus.post(CachedCoversChecked(compared: compared, lost: lost, duration: duration))
-            })
-        if !ids.isEmpty { bus.post(CachedCoversCheckStarted(count: ids.count)) }
-        cachedCovers.start(ids, in: coverFiles, target: queue, steps: steps)
     }
 
     private func reconfigure(_ configuration: Configuration) {

@@ -1,60 +1,64 @@
 import Foundation
 
 /// Checks of covers the planner holds as cached: those the first scan took
-/// on the index's word (`differing`, then `settleChecked`, driven by
-/// `CachedCoverCheck`), and every one on reload (`retryAll`). A cover found
+/// on the index's word, and every one on reload (`retryAll`), each looked at
+/// by `differing`, then `settleChecked`, driven by `CachedCoverCheck`. A cover found
 /// missing or corrupt is deleted if it is there, fetched again, and said so
 /// on the bus in one message per step.
 extension SyncPlanner {
     /// Of `ids`, those the planner still holds as cached whose stamp on the
     /// disk (`found`, nil where no regular file was) differs from the one it
-    /// holds; and how many of `ids` it still holds as cached. Decides nothing.
-    public func differing(_ ids: [AlbumID], found: [FileStamp?]) -> (ids: [AlbumID], compared: Int) {
+    /// holds, or that are `flagged` (by `coverd verify`, to be read whatever
+    /// their stamp); and how many of `ids` it still holds as cached. Decides nothing.
+    public func differing(
+        _ ids: [AlbumID], found: [FileStamp?], flagged: Set<AlbumID> = []
+    ) -> (ids: [AlbumID], compared: Int) {
         precondition(ids.count == found.count, "\(ids.count) albums with \(found.count) stamps")
         var differ: [AlbumID] = []
         var compared = 0
         for (id, stamp) in zip(ids, found) {
             guard let entry = tracked[id], entry.state == .cached else { continue }
             compared += 1
-            if stamp == nil || stamp != entry.stamp { differ.append(id) }
+            if stamp == nil || stamp != entry.stamp || flagged.contains(id) { differ.append(id) }
         }
         return (differ, compared)
     }
 
-    /// Verdicts on covers whose stamps differed, each read and validated off
-    /// the coordinator's queue. A verdict stands if the file still has the
-    /// stamp it was read with (one `stat`); a file that changed since is
-    /// checked on the disk once more, here. An album no longer cached
-    /// (withdrawn, changed, fetched again meanwhile) is left alone. Returns
-    /// the effects and how many covers are to be fetched again.
+    /// Verdicts on covers whose stamps differed (or that were flagged), each
+    /// read and validated off the coordinator's queue. A verdict stands if the
+    /// file still has the stamp it was read with (one `stat`); a file that
+    /// changed since is checked on the disk once more, here. An album no
+    /// longer cached (withdrawn, changed, fetched again meanwhile) is left
+    /// alone. A flagged cover found valid has its row written again, which
+    /// clears `coverd verify`'s mark. Returns the effects and how many covers
+    /// are to be fetched again.
     public mutating func settleChecked(
-        _ ids: [AlbumID], verdicts: [CoverVerdict], now: Date, files: some CoverFiles
+        _ ids: [AlbumID], verdicts: [CoverVerdict], flagged: Set<AlbumID> = [], now: Date, files: some CoverFiles
     ) -> (effects: [SyncEffect], lost: Int) {
         precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
         var effects: [SyncEffect] = []
         var lost: [CachedCoversLost.Cover] = []
         for (id, verdict) in zip(ids, verdicts) where tracked[id]?.state == .cached {
-            let check = files.stamp(id) == verdict.stamp ? verdict.check : files.check(id, expected: row(for: id, now: now))
-            settle(id, check, flagged: false, now: now, files: files, lost: &lost, effects: &effects)
+            let isFlagged = flagged.contains(id)
+            let check = files.stamp(id) == verdict.stamp
+                ? verdict.check : files.check(id, expected: isFlagged ? nil : row(for: id, now: now))
+            settle(id, check, flagged: isFlagged, now: now, files: files, lost: &lost, effects: &effects)
         }
         if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
         return (effects, lost.count)
     }
 
-    /// On reload: every waiting job starts now, and cached files that went
-    /// missing or were found corrupt (by `coverd verify`) are fetched again.
-    public mutating func retryAll(now: Date, files: some CoverFiles, flagged: Set<AlbumID>) -> [SyncEffect] {
+    /// On reload: every waiting job starts now. Returns the albums held as
+    /// cached, whose files the coordinator then has looked at off its queue
+    /// (`CachedCoverCheck`, then `differing` and `settleChecked`): a missing
+    /// or corrupt one is fetched again. Reading and inflating thousands of
+    /// touched or flagged covers here would hold the coordinator's queue
+    /// for seconds, past the watchdog's patience with a large library.
+    public mutating func retryAll(now: Date) -> (effects: [SyncEffect], cached: [AlbumID]) {
         var effects: [SyncEffect] = []
-        var lost: [CachedCoversLost.Cover] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
-        for id in tracked.keys.sorted() where tracked[id]?.state == .cached {
-            let isFlagged = flagged.contains(id)
-            // Read and validated when flagged; otherwise only if its stamp changed.
-            let check = files.check(id, expected: isFlagged ? nil : row(for: id, now: now))
-            settle(id, check, flagged: isFlagged, now: now, files: files, lost: &lost, effects: &effects)
-        }
-        if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
-        return effects
+        let cached = tracked.compactMap { $0.value.state == .cached ? $0.key : nil }.sorted()
+        return (effects, cached)
     }
 
     /// Acts on what a cached album's file turned out to be. A valid file is
