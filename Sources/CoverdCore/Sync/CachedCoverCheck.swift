@@ -4,7 +4,9 @@ import Synchronization
 /// The look at the disk that the first scan puts off: the covers it took as
 /// cached on the index's word (`SyncPlanner.takeUnchecked`) are looked up in
 /// batches, from the end of that scan on (READY follows, once the sweep of
-/// leftover temporary files is done too).
+/// leftover temporary files is done too). Each reload has one of its own
+/// for every cached cover, those `coverd verify` flagged read whatever their
+/// stamps.
 ///
 /// Why not before READY: after a cache drop the kernel builds an inode and a
 /// dentry for every cover looked up; for 100,000 covers that took 1.3–1.5 s,
