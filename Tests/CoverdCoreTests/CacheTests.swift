@@ -276,6 +276,21 @@ struct CacheTests {
         #expect(byPath == together)
         #expect(gone == Array(repeating: nil, count: ids.count))
     }
+
+    @Test("Given a space reserve an earlier run made, when a new run's reserve is set up, then it owns that file and can release it")
+    func reserveKeptAcrossRuns() throws {
+        // Given
+        let earlier = SpaceReserve(directory: directory.path, bytes: 64 * 1024)
+        earlier.ensure()
+        #expect(FileManager.default.fileExists(atPath: earlier.path))
+        // When
+        let later = SpaceReserve(directory: directory.path, bytes: 64 * 1024)
+        // Then
+        #expect(later.release())
+        #expect(!FileManager.default.fileExists(atPath: later.path))
+        #expect(!later.release(), "released once")
+        #expect(!SpaceReserve(directory: directory.path, bytes: 64 * 1024).release(), "none left to release")
+    }
 }
 
 @Suite("JSON text in status output")

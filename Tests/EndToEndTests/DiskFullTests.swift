@@ -126,6 +126,37 @@ struct DiskFullTests {
         #expect(world.strayFiles().isEmpty, "a failed write left its temporary file")
     }
 
+    @Test("Given a daemon stopped cleanly and its cache then filled to the last byte, when it starts again, then it opens its index with its reserve's room, keeps running, and completes once space is freed",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func restartOnAFullDisk() throws {
+        // Given
+        let disk = try SmallDiskWorld(megabytes: 8)
+        let world = disk.world
+        try world.record("a.json", "[" + (try disk.albums(0..<3)).joined(separator: ",") + "]")
+        let first = try world.startDaemon()
+        try first.waitForStatus("the covers cached") { $0.cached == 3 }
+        #expect(try first.stop() == 0)
+        try world.record("b.json", "[" + (try disk.albums(3..<5)).joined(separator: ",") + "]")
+        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+        var space = statvfs()
+        #expect(statvfs(world.cache, &space) == 0 && space.f_bavail == 0, "the disk is full")
+        // When
+        let daemon = try world.startDaemon()
+        // Then
+        try daemon.waitUntilReady()
+        #expect(daemon.isRunning, "\(daemon.log.suffix(2000))")
+        try waitUntil("the log to say the reserve was used") { daemon.log.contains("reserve") }
+        let waiting = try daemon.waitForStatus("the new covers waiting for space", timeout: 60) { snapshot in
+            snapshot.albums == 5 && snapshot.cached == 3 && snapshot.pending == 2
+        }
+        disk.checkCovers(waiting)
+        try FileManager.default.removeItem(atPath: "\(world.cache)/filler")
+        let done = try daemon.waitForStatus("all cached once space is freed", timeout: 60) { $0.cached == 5 }
+        disk.checkCovers(done)
+        #expect(try daemon.stop() == 0)
+        #expect(world.strayFiles().isEmpty)
+    }
+
     @Test("Given a daemon stopped cleanly and its cache then filled to the last byte, when status and verify run, then both read the index, and verify names a bad cover and says it could not mark it",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
     func commandsOnAFullDisk() throws {

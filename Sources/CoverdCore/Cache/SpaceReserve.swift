@@ -15,10 +15,16 @@ public final class SpaceReserve: Sendable {
     public let bytes: Int
     private let present = Atomic<Bool>(false)
 
+    /// Takes over a reserve an earlier run left (it is kept across restarts),
+    /// so that a start on a full disk can release it too.
     public init(directory: String, bytes: Int = 1024 * 1024) {
         self.directory = directory
         path = join(directory, ".coverd-reserve")
         self.bytes = bytes
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= bytes {
+            present.store(true, ordering: .releasing)
+        }
     }
 
     /// Creates the reserve if it is missing and there is plenty of room for it.

@@ -64,8 +64,19 @@ struct DaemonParts {
                 severity: .notice))
         }
         let index: CoverIndex
+        let reserve = SpaceReserve(directory: config.cacheDirectory)
         do {
-            let opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
+            let opened: (index: CoverIndex, movedAside: (path: String, reason: IndexError)?)
+            do {
+                opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
+            } catch where error.isOutOfSpace && reserve.release() {
+                // Opening writes (the log and shared-memory files): the reserve is
+                // there so that a full disk does not stop the daemon, or restart it forever.
+                bus.post(OperationFailed(
+                    operation: "open the index without the space reserve",
+                    error: "\(error); released the reserve (\(reserve.path)) and opened it with its room", severity: .warning))
+                opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
+            }
             index = opened.index
             if let moved = opened.movedAside {
                 bus.post(OperationFailed(
@@ -81,7 +92,7 @@ struct DaemonParts {
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
         for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
-        writer = IndexWriter(index: index, reserve: SpaceReserve(directory: config.cacheDirectory)) { error in
+        writer = IndexWriter(index: index, reserve: reserve) { error in
             bus.post(OperationFailed(operation: "write the index", error: error.description))
         }
         let flushes = FlushBatcher(directory: store.directory)
