@@ -291,6 +291,24 @@ struct CacheTests {
         #expect(!later.release(), "released once")
         #expect(!SpaceReserve(directory: directory.path, bytes: 64 * 1024).release(), "none left to release")
     }
+
+    @Test("Given a sparse reserve file of the right size (copied without its blocks), when a run's reserve is set up, then it is not taken for room, and ensuring allocates it")
+    func sparseReserveIsNotAdopted() throws {
+        // Given
+        let path = directory.path + "/.coverd-reserve"
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.truncate(atOffset: 64 * 1024)
+        try handle.close()
+        // When
+        let reserve = SpaceReserve(directory: directory.path, bytes: 64 * 1024)
+        // Then
+        #expect(!reserve.release(), "a sparse file holds no room")
+        reserve.ensure()
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && Int(info.st_blocks) * 512 >= 64 * 1024)
+        #expect(reserve.release())
+    }
 }
 
 @Suite("JSON text in status output")

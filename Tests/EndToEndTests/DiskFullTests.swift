@@ -145,7 +145,8 @@ struct DiskFullTests {
         // Then
         try daemon.waitUntilReady()
         #expect(daemon.isRunning, "\(daemon.log.suffix(2000))")
-        try waitUntil("the log to say the reserve was used") { daemon.log.contains("reserve") }
+        try waitUntil("the log to say the reserve was used") { daemon.log.contains("open the index without the space reserve") }
+        #expect(!FileManager.default.fileExists(atPath: "\(world.cache)/.coverd-reserve"))
         let waiting = try daemon.waitForStatus("the new covers waiting for space", timeout: 60) { snapshot in
             snapshot.albums == 5 && snapshot.cached == 3 && snapshot.pending == 2
         }
@@ -153,6 +154,7 @@ struct DiskFullTests {
         try FileManager.default.removeItem(atPath: "\(world.cache)/filler")
         let done = try daemon.waitForStatus("all cached once space is freed", timeout: 60) { $0.cached == 5 }
         disk.checkCovers(done)
+        try waitUntil("the reserve made again") { FileManager.default.fileExists(atPath: "\(world.cache)/.coverd-reserve") }
         #expect(try daemon.stop() == 0)
         #expect(world.strayFiles().isEmpty)
     }

@@ -16,19 +16,29 @@ extension CoverIndex {
     /// the index only mirrors the records and the covers on disk, so starting
     /// afresh loses nothing a sync cannot rebuild (every cover is fetched
     /// again), while refusing to start would fail the same way at every
-    /// restart. Any other failure (a full disk, permissions) is thrown as is.
+    /// restart. An opening that fails for lack of space is tried once more
+    /// if `makingRoom` (given that error) frees some; any other failure
+    /// (permissions, say) is thrown as is.
     ///
     /// Damage deeper in the file shows only when the rows are read; the
     /// daemon then moves the index aside the same way and exits, so that the
     /// next start (systemd's restart) begins with a new one.
     public static func openReplacingCorrupt(
-        cacheDirectory: String
+        cacheDirectory: String, makingRoom: (IndexError) -> Bool = { _ in false }
     ) throws(IndexError) -> (index: CoverIndex, movedAside: (path: String, reason: IndexError)?) {
+        // Opening writes (the log and shared-memory files), so a full disk can fail it.
+        func open() throws(IndexError) -> CoverIndex {
+            do {
+                return try CoverIndex(cacheDirectory: cacheDirectory)
+            } catch where error.isOutOfSpace && makingRoom(error) {
+                return try CoverIndex(cacheDirectory: cacheDirectory)
+            }
+        }
         do {
-            return (try CoverIndex(cacheDirectory: cacheDirectory), nil)
+            return (try open(), nil)
         } catch where error.isCorrupt {
             guard let aside = moveAside(cacheDirectory: cacheDirectory) else { throw error }
-            return (try CoverIndex(cacheDirectory: cacheDirectory), (aside, error))
+            return (try open(), (aside, error))
         }
     }
 

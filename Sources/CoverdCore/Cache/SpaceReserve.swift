@@ -16,13 +16,17 @@ public final class SpaceReserve: Sendable {
     private let present = Atomic<Bool>(false)
 
     /// Takes over a reserve an earlier run left (it is kept across restarts),
-    /// so that a start on a full disk can release it too.
+    /// so that a start on a full disk can release it too; only one whose
+    /// blocks are all allocated (a sparse copy, from a backup say, holds no
+    /// space: `ensure` allocates it instead).
     public init(directory: String, bytes: Int = 1024 * 1024) {
         self.directory = directory
         path = join(directory, ".coverd-reserve")
         self.bytes = bytes
         var info = stat()
-        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= bytes {
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= bytes,
+            Int(info.st_blocks) &* 512 >= bytes
+        {
             present.store(true, ordering: .releasing)
         }
     }

@@ -66,16 +66,18 @@ struct DaemonParts {
         let index: CoverIndex
         let reserve = SpaceReserve(directory: config.cacheDirectory)
         do {
-            let opened: (index: CoverIndex, movedAside: (path: String, reason: IndexError)?)
-            do {
-                opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
-            } catch where error.isOutOfSpace && reserve.release() {
-                // Opening writes (the log and shared-memory files): the reserve is
-                // there so that a full disk does not stop the daemon, or restart it forever.
+            // On a full disk the reserve makes room to open the index, so that the
+            // daemon starts (and waits for space) rather than exits at every restart.
+            var noRoom: IndexError?
+            let opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory) { error in
+                guard reserve.release() else { return false }
+                noRoom = error
+                return true
+            }
+            if let noRoom {
                 bus.post(OperationFailed(
                     operation: "open the index without the space reserve",
-                    error: "\(error); released the reserve (\(reserve.path)) and opened it with its room", severity: .warning))
-                opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory)
+                    error: "\(noRoom); released the reserve (\(reserve.path)) and opened it with that room", severity: .warning))
             }
             index = opened.index
             if let moved = opened.movedAside {
