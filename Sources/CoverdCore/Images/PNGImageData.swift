@@ -5,7 +5,8 @@ import CZlib
 /// full: it must inflate, end where it says, with exactly the bytes of rows
 /// the header implies, each row led by a filter type decoders know, and the
 /// Adler-32 of them, so a file with valid chunk CRCs but garbage, cut or
-/// missing pixels is refused, as a decoder would refuse it. Every download and `coverd verify` go through the same check.
+/// missing pixels is refused, as a decoder would refuse it. Every download
+/// and `coverd verify` go through the same check.
 ///
 /// An image of up to `inMemoryLimit` bytes of rows, whose compressed stream
 /// is no larger, is inflated by libdeflate into one buffer (about twice
@@ -22,7 +23,7 @@ struct PNGImageData {
         }
     }
 
-    /// Inflates `chunks` (the IDAT payloads, in order) and checks the rows' size and checksum.
+    /// Inflates `chunks` (the IDAT payloads, in order) and checks the rows' size, filter types and checksum.
     static func check(_ chunks: [UnsafeRawBufferPointer], info: PNGInfo) throws(PNGValidationError) {
         let chunks = chunks.filter { $0.count > 0 }
         let total = chunks.reduce(0) { $0 + $1.count }

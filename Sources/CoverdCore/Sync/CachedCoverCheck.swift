@@ -17,10 +17,10 @@ import Synchronization
 ///
 /// Each batch: the stamps (size, modification time) are looked up on this
 /// type's queue, and compared with the planner's (`differing`, under the
-/// coordinator's lock: no decision). Only covers whose stamps differ are
-/// read and validated, here too, so that a library whose files were all
-/// touched (copied without their times) does not hold the coordinator's
-/// queue; the verdicts are then settled on that queue with a `stat` each
+/// coordinator's lock: no decision). Only covers whose stamps differ (or,
+/// on a reload, that `coverd verify` flagged) are read and validated, here
+/// too, so that a library whose files were all touched (copied without
+/// their times) does not hold the coordinator's queue; the verdicts are then settled on that queue with a `stat` each
 /// (a file that changed again since is checked there once more).
 ///
 /// Threading: one `start` per instance; batches run in order on `queue`, and
@@ -36,7 +36,8 @@ final class CachedCoverCheck: Sendable {
     /// What the check asks of the coordinator.
     struct Steps: Sendable {
         /// The albums of a batch whose stamps as found (nil: no regular file)
-        /// differ from the planner's, and how many of the batch it still holds as cached.
+        /// differ from the planner's, or that are flagged, and how many of the
+        /// batch it still holds as cached.
         var differing: @Sendable (_ ids: [AlbumID], _ found: [FileStamp?]) -> (ids: [AlbumID], compared: Int)
         /// Decides on the verdicts (on `target`); returns how many covers are to be fetched again.
         var settle: @Sendable (_ ids: [AlbumID], _ verdicts: [CoverVerdict]) -> Int
@@ -66,7 +67,13 @@ final class CachedCoverCheck: Sendable {
                 let found = steps.differing(batch, files.store.stamps(of: CoverFileNames(batch)))
                 compared += found.compared
                 guard !found.ids.isEmpty else { continue }
-                let verdicts = found.ids.map(files.inspect)
+                var verdicts: [CoverVerdict] = []
+                verdicts.reserveCapacity(found.ids.count)
+                for id in found.ids {
+                    // Each may be a full read and inflate: a stop or a newer reload need not wait for the batch.
+                    guard !isCancelled else { return }
+                    verdicts.append(files.inspect(id))
+                }
                 lost += target.sync { isCancelled ? 0 : steps.settle(found.ids, verdicts) }
             }
             target.async { [self, compared, lost] in

@@ -57,7 +57,8 @@ extension SyncPlanner {
     public mutating func retryAll(now: Date) -> (effects: [SyncEffect], cached: [AlbumID]) {
         var effects: [SyncEffect] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
-        let cached = tracked.compactMap { $0.value.state == .cached ? $0.key : nil }.sorted()
+        // In no particular order: sorting 100,000 ids would hold the queue for nothing.
+        let cached = tracked.compactMap { $0.value.state == .cached ? $0.key : nil }
         return (effects, cached)
     }
 
