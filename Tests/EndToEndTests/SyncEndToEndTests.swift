@@ -259,6 +259,37 @@ struct SyncEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test("Given a cover verify marked bad and then restored from a backup, when reloaded, then it stays cached with its mark cleared and is not fetched again")
+    func restoredAfterVerify() throws {
+        // Given
+        let world = try World()
+        let png = try world.cover("c.png", seed: 7)
+        try world.record("a.json", world.album("Cover", world.server.url("c.png")))
+        let daemon = try world.startDaemon()
+        let id = try daemon.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
+        let path = world.coverPath(id)
+        var times = stat()
+        #expect(stat(path, &times) == 0)
+        var corrupted = png
+        corrupted[33 + 8 + 5] ^= 0xFF
+        try Data(corrupted).write(to: URL(fileURLWithPath: path))
+        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 1)
+        #expect(try status(cache: world.cache).album(id)?.state == "failed", "verify marked it")
+        // The backup, with its size and times: only the mark says to read it again.
+        try Data(png).write(to: URL(fileURLWithPath: path))
+        var restored = [times.st_atim, times.st_mtim]
+        #expect(utimensat(AT_FDCWD, path, &restored, 0) == 0)
+        // When
+        daemon.send(SIGHUP)
+        // Then
+        let after = try daemon.waitForStatus("the mark cleared") { $0.album(id)?.state == "cached" }
+        #expect(after.album(id)?.error == nil)
+        #expect(readBytes(path) == png)
+        #expect(try world.server.requestCount("/c.png") == 1)
+        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given bit rot in a cached PNG (same size, same mtime), when verified and reloaded, then it is found and fetched again")
     func bitRot() throws {
         let world = try World()
