@@ -33,10 +33,11 @@ enum MallocSettings {
         // That 128 KiB trim threshold, though, gave back the top of an arena
         // after nearly every cover: each download's rows (276 KB on average,
         // inflated to be checked) and body were then faulted in and zeroed
-        // again, 285,000 page faults in a 10,000-cover sync. Keeping up to
-        // 1 MiB free at an arena's top (there are three) cut them to
-        // 18,000–40,000 and the sync's CPU from 10.1–10.9 s to 9.4–9.7 s
-        // (`bench/ab.py`, see bench/HISTORY.md), peak RSS within the spread.
+        // again, 191,000–380,000 page faults in a 10,000-cover sync. Keeping
+        // up to 1 MiB free at an arena's top (there are three) cut them to
+        // 19,000–29,000 and the sync's CPU from 10.0–10.9 s to 9.4–9.8 s
+        // (`bench/ab.py`, 3 rounds, see bench/HISTORY.md), peak RSS within
+        // the spread.
         _ = coverd_set_malloc_trim_threshold(1 << 20)
     }
 
