@@ -159,6 +159,34 @@ struct DiskFullTests {
         #expect(world.strayFiles().isEmpty)
     }
 
+    @Test("Given a damaged index on a disk filled to the last byte, when the daemon starts, then it moves the index aside, makes a new one with its reserve's room, and says both",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func damagedIndexOnAFullDisk() throws {
+        // Given
+        let disk = try SmallDiskWorld(megabytes: 8)
+        let world = disk.world
+        try world.record("a.json", "[" + (try disk.albums(0..<2)).joined(separator: ",") + "]")
+        let first = try world.startDaemon()
+        try first.waitForStatus("the covers cached") { $0.cached == 2 }
+        #expect(try first.stop() == 0)
+        #expect(FileManager.default.fileExists(atPath: "\(world.cache)/.coverd-reserve"))
+        try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: "\(world.cache)/index.sqlite3"))
+        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+        // When
+        let daemon = try world.startDaemon()
+        // Then
+        try daemon.waitUntilReady()
+        try waitUntil("the log to say both") {
+            daemon.log.contains("moved it to \(world.cache)/index.sqlite3.corrupt-")
+                && daemon.log.contains("open the index without the space reserve")
+        }
+        #expect(daemon.isRunning)
+        try FileManager.default.removeItem(atPath: "\(world.cache)/filler")
+        let done = try daemon.waitForStatus("both covers in the new index", timeout: 60) { $0.albums == 2 && $0.cached == 2 }
+        disk.checkCovers(done)
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given a daemon stopped cleanly and its cache then filled to the last byte, when status and verify run, then both read the index, and verify names a bad cover and says it could not mark it",
           .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
     func commandsOnAFullDisk() throws {

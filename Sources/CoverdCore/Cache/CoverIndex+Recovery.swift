@@ -27,7 +27,7 @@ extension CoverIndex {
         cacheDirectory: String, makingRoom: (IndexError) -> Bool = { _ in false }
     ) throws(IndexError) -> (index: CoverIndex, movedAside: (path: String, reason: IndexError)?) {
         // Opening writes (the log and shared-memory files), so a full disk can fail it.
-        func open() throws(IndexError) -> CoverIndex {
+        func openIndex() throws(IndexError) -> CoverIndex {
             do {
                 return try CoverIndex(cacheDirectory: cacheDirectory)
             } catch where error.isOutOfSpace && makingRoom(error) {
@@ -35,10 +35,18 @@ extension CoverIndex {
             }
         }
         do {
-            return (try open(), nil)
+            return (try openIndex(), nil)
         } catch where error.isCorrupt {
-            guard let aside = moveAside(cacheDirectory: cacheDirectory) else { throw error }
-            return (try open(), (aside, error))
+            let damage = error
+            guard let aside = moveAside(cacheDirectory: cacheDirectory) else { throw damage }
+            do {
+                return (try openIndex(), (aside, damage))
+            } catch {
+                // The move must not go unsaid: the next start makes a new index and fetches every cover again.
+                var failure = error
+                failure.operation += " (after moving the damaged index, \(damage.message), to \(aside))"
+                throw failure
+            }
         }
     }
 

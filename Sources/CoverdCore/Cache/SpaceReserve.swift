@@ -38,7 +38,10 @@ public final class SpaceReserve: Sendable {
         guard statvfs(directory, &space) == 0, Int(space.f_bavail) &* Int(space.f_frsize) >= bytes * 4 else { return }
         let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
-        let allocated = posix_fallocate(fd, 0, off_t(bytes)) == 0
+        // Where the filesystem cannot preallocate (glibc then writes zeros, which a
+        // compressing filesystem stores as nothing), the file would hold no room.
+        var info = stat()
+        let allocated = posix_fallocate(fd, 0, off_t(bytes)) == 0 && fstat(fd, &info) == 0 && Int(info.st_blocks) &* 512 >= bytes
         close(fd)
         if allocated { present.store(true, ordering: .releasing) } else { unlink(path) }
     }

@@ -65,10 +65,10 @@ struct DaemonParts {
         }
         let index: CoverIndex
         let reserve = SpaceReserve(directory: config.cacheDirectory)
+        // On a full disk the reserve makes room to open the index, so that the
+        // daemon starts (and waits for space) rather than exits at every restart.
+        var noRoom: IndexError?
         do {
-            // On a full disk the reserve makes room to open the index, so that the
-            // daemon starts (and waits for space) rather than exits at every restart.
-            var noRoom: IndexError?
             let opened = try CoverIndex.openReplacingCorrupt(cacheDirectory: config.cacheDirectory) { error in
                 guard reserve.release() else { return false }
                 noRoom = error
@@ -86,7 +86,8 @@ struct DaemonParts {
                     error: "\(moved.reason); moved it to \(moved.path) and started a new index (every cover is fetched again)"))
             }
         } catch {
-            throw DaemonError("cannot open the index: \(error)", errno: error.systemErrno ?? EIO)
+            let released = noRoom.map { " (even with the space reserve released, after \($0.message))" } ?? ""
+            throw DaemonError("cannot open the index: \(error)\(released)", errno: error.systemErrno ?? EIO)
         }
         do {
             fetcher = try CurlFetcher(settings: config.fetch)
