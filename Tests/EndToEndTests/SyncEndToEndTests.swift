@@ -3,59 +3,6 @@ import CoverdTestSupport
 import Foundation
 import Testing
 
-/// One test's world: a served directory, a records directory and a cache.
-struct World {
-    let directory = TestDirectory("coverd-e2e")
-    let server: CoverServer
-    let records: String
-    let cache: String
-
-    init() throws {
-        server = try CoverServer(root: directory.sub("www"))
-        records = directory.sub("albums")
-        cache = directory.path + "/cache"
-    }
-
-    /// Serves a distinct PNG at `name` and returns its bytes.
-    @discardableResult
-    func cover(_ name: String, seed: Int) throws -> [UInt8] {
-        let png = PNGFixture.make(width: 24 + seed % 7, height: 20, seed: seed)
-        try server.serve(png, at: name)
-        return png
-    }
-
-    func record(_ name: String, _ json: String) throws {
-        try writeAtomically(json, to: records + "/" + name)
-    }
-
-    func album(_ title: String, _ url: String, artist: String = "Artist", extra: String = "") -> String {
-        "{\"title\": \"\(title)\", \"artist\": \"\(artist)\", \"cover_url\": \"\(url)\"\(extra)}"
-    }
-
-    /// `count` albums in `a.json`, "Album 0" …, each with a distinct cover `c<i>.png`.
-    func recordAlbums(_ count: Int, seed: Int = 1) throws {
-        var albums: [String] = []
-        for index in 0..<count {
-            try cover("c\(index).png", seed: seed + index)
-            albums.append(album("Album \(index)", server.url("c\(index).png")))
-        }
-        try record("a.json", "[" + albums.joined(separator: ",") + "]")
-    }
-
-    func startDaemon(_ arguments: [String] = []) throws -> CoverdDaemon {
-        try CoverdDaemon(records: records, cache: cache, arguments: arguments)
-    }
-
-    func coverPath(_ id: String) -> String { cache + "/covers/" + id + ".png" }
-
-    /// Temporary files, as paths under the cache: names in covers/ that are not `<id>.png`, and anything in incoming/.
-    func strayFiles() -> [String] {
-        let covers = ((try? FileManager.default.contentsOfDirectory(atPath: cache + "/covers")) ?? []).filter { !$0.hasSuffix(".png") || $0.hasPrefix(".") }
-        let incoming = (try? FileManager.default.contentsOfDirectory(atPath: cache + "/incoming")) ?? []
-        return covers.map { "covers/" + $0 } + incoming.map { "incoming/" + $0 }
-    }
-}
-
 @Suite("End to end: syncing covers", .serialized)
 struct SyncEndToEndTests {
     @Test("Given every record form, when the daemon runs, then each album is cached with the served bytes")
@@ -234,11 +181,8 @@ struct SyncEndToEndTests {
 
     @Test("Given a corrupted cached PNG, when verified, then verify fails naming it, and a reload refetches it")
     func verifyAndReload() throws {
-        let world = try World()
-        let png = try world.cover("c.png", seed: 5)
-        try world.record("a.json", world.album("Cover", world.server.url("c.png")))
-        let daemon = try world.startDaemon()
-        let id = try daemon.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
+        let cover = try OneCachedCover(seed: 5)
+        let world = cover.world, daemon = cover.daemon, png = cover.png, id = cover.id
         #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)
 
         var corrupted = png
@@ -262,51 +206,36 @@ struct SyncEndToEndTests {
     @Test("Given a cover verify marked bad and then restored from a backup, when reloaded, then it stays cached with its mark cleared and is not fetched again")
     func restoredAfterVerify() throws {
         // Given
-        let world = try World()
-        let png = try world.cover("c.png", seed: 7)
-        try world.record("a.json", world.album("Cover", world.server.url("c.png")))
-        let daemon = try world.startDaemon()
-        let id = try daemon.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
-        let path = world.coverPath(id)
+        let cover = try OneCachedCover(seed: 7)
         var times = stat()
-        #expect(stat(path, &times) == 0)
-        var corrupted = png
+        #expect(stat(cover.path, &times) == 0)
+        var corrupted = cover.png
         corrupted[33 + 8 + 5] ^= 0xFF
-        try Data(corrupted).write(to: URL(fileURLWithPath: path))
-        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 1)
-        #expect(try status(cache: world.cache).album(id)?.state == "failed", "verify marked it")
+        try cover.rewrite(with: corrupted, keepingTimesOf: times)
+        #expect(try runCoverd(["verify", "--cache", cover.world.cache]).status == 1)
+        #expect(try status(cache: cover.world.cache).album(cover.id)?.state == "failed", "verify marked it")
         // The backup, with its size and times: only the mark says to read it again.
-        try Data(png).write(to: URL(fileURLWithPath: path))
-        var restored = [times.st_atim, times.st_mtim]
-        #expect(utimensat(AT_FDCWD, path, &restored, 0) == 0)
+        try cover.rewrite(with: cover.png, keepingTimesOf: times)
         // When
-        daemon.send(SIGHUP)
+        cover.daemon.send(SIGHUP)
         // Then
-        let after = try daemon.waitForStatus("the mark cleared") { $0.album(id)?.state == "cached" }
-        #expect(after.album(id)?.error == nil)
-        #expect(readBytes(path) == png)
-        #expect(try world.server.requestCount("/c.png") == 1)
-        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)
-        #expect(try daemon.stop() == 0)
+        let after = try cover.daemon.waitForStatus("the mark cleared") { $0.album(cover.id)?.state == "cached" }
+        #expect(after.album(cover.id)?.error == nil)
+        #expect(readBytes(cover.path) == cover.png)
+        #expect(try cover.world.server.requestCount("/c.png") == 1)
+        #expect(try runCoverd(["verify", "--cache", cover.world.cache]).status == 0)
+        #expect(try cover.daemon.stop() == 0)
     }
 
     @Test("Given bit rot in a cached PNG (same size, same mtime), when verified and reloaded, then it is found and fetched again")
     func bitRot() throws {
-        let world = try World()
-        let png = try world.cover("c.png", seed: 6)
-        try world.record("a.json", world.album("Cover", world.server.url("c.png")))
-        let daemon = try world.startDaemon()
-        let id = try daemon.waitForStatus("cached") { $0.cached == 1 }.entries[0].id
-        let path = world.coverPath(id)
+        let cover = try OneCachedCover(seed: 6)
+        let world = cover.world, daemon = cover.daemon, png = cover.png, path = cover.path
         var before = stat()
         #expect(stat(path, &before) == 0)
         var rotten = png
         rotten[33 + 8 + 7] ^= 0x01
-        let handle = try #require(FileHandle(forWritingAtPath: path))
-        try handle.write(contentsOf: Data(rotten))
-        try handle.close()
-        var times = [before.st_atim, before.st_mtim]
-        #expect(utimensat(AT_FDCWD, path, &times, 0) == 0)
+        try cover.rewrite(with: rotten, keepingTimesOf: before)
         var after = stat()
         #expect(stat(path, &after) == 0 && after.st_size == before.st_size && after.st_mtim.tv_nsec == before.st_mtim.tv_nsec)
 

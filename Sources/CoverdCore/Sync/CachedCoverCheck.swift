@@ -20,8 +20,9 @@ import Synchronization
 /// coordinator's lock: no decision). Only covers whose stamps differ (or,
 /// on a reload, that `coverd verify` flagged) are read and validated, here
 /// too, so that a library whose files were all touched (copied without
-/// their times) does not hold the coordinator's queue; the verdicts are then settled on that queue with a `stat` each
-/// (a file that changed again since is checked there once more).
+/// their times) does not hold the coordinator's queue; the verdicts are
+/// then settled on that queue with a `stat` each (a file that changed again
+/// since is checked there once more).
 ///
 /// Threading: one `start` per instance; batches run in order on `queue`, and
 /// `settle` and `finished` run on `target` (the coordinator's queue). Once
