@@ -3,9 +3,9 @@
 
 `python3 bench/reload.py BINARY [--count N]` syncs N covers of the benchmark's corpus
 (served by nginx on 127.0.0.1), gives every cached cover a new modification time (as a
-copy without its times would), sends SIGHUP, and at once drops one record naming a
-cover not yet cached. It prints how long after SIGHUP READY=1 came, and how long the
-dropped record's PNG took to appear: a reload that reads and inflates the touched
+copy without its times would), sends SIGHUP, and as soon as the reload's READY=1 comes
+drops one record naming a cover not yet cached. It prints how long after SIGHUP READY=1
+came, and how long the dropped record's PNG took to appear: a reload that reads and inflates the touched
 covers on the coordinator's queue holds that record up for as long. Timings are
 printed, never asserted.
 """
@@ -31,11 +31,11 @@ def main():
     corpus = bench.corpus(10_000)
     nginx = bench.Nginx(corpus)
     root = os.path.join(bench.WORK, "reload")
-    shutil.rmtree(root, ignore_errors=True)
-    records, cache = os.path.join(root, "albums"), os.path.join(root, "cache")
-    names = sorted(n for n in os.listdir(corpus) if n.endswith(".png"))
-    bench.write_records(records, [f"{nginx.base}/{name}" for name in names[:args.count]], files=10)
     try:
+        shutil.rmtree(root, ignore_errors=True)
+        records, cache = os.path.join(root, "albums"), os.path.join(root, "cache")
+        names = sorted(n for n in os.listdir(corpus) if n.endswith(".png"))
+        bench.write_records(records, [f"{nginx.base}/{name}" for name in names[:args.count]], files=10)
         with bench.running(os.path.abspath(args.binary), records, cache, ["--concurrency", "32", "--per-host", "32"]) as (daemon, notify):
             expected = f"{args.count} albums: {args.count} cached, 0 pending, 0 failed"
             notify.wait_for(lambda fields: fields.get("STATUS") == expected, 600)
@@ -46,6 +46,8 @@ def main():
             try:
                 sent = time.monotonic()
                 os.kill(daemon.pid, signal.SIGHUP)
+                # The reload's own READY=1, not a late one from the start.
+                notify.wait_for(lambda fields: fields.get("RELOADING") == "1", 120)
                 ready = notify.wait_for(lambda fields: fields.get("READY") == "1", 120) - sent
                 with open(os.path.join(records, "dropped.json"), "w") as handle:
                     json.dump({"id": "dropped", "title": "Dropped", "artist": "Bench",
