@@ -34,6 +34,23 @@ final class SmallDiskWorld {
         }
     }
 
+    /// Syncs the albums of `range` (one record file) with a daemon and stops it cleanly.
+    @discardableResult
+    func syncThenStop(_ range: Range<Int>) throws -> StatusSnapshot {
+        try world.record("a.json", "[" + (try albums(range)).joined(separator: ",") + "]")
+        let daemon = try world.startDaemon()
+        let synced = try daemon.waitForStatus("the covers cached") { $0.cached == range.count }
+        #expect(try daemon.stop() == 0)
+        return synced
+    }
+
+    /// Fills the cache's disk to the last byte, as another program would.
+    func fill() throws {
+        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+        var space = statvfs()
+        #expect(statvfs(world.cache, &space) == 0 && space.f_bavail == 0, "the disk is full")
+    }
+
     /// Every stored cover is byte for byte the one served: nothing partial.
     func checkCovers(_ snapshot: StatusSnapshot) {
         for entry in snapshot.entries where entry.state == "cached" {
@@ -132,14 +149,9 @@ struct DiskFullTests {
         // Given
         let disk = try SmallDiskWorld(megabytes: 8)
         let world = disk.world
-        try world.record("a.json", "[" + (try disk.albums(0..<3)).joined(separator: ",") + "]")
-        let first = try world.startDaemon()
-        try first.waitForStatus("the covers cached") { $0.cached == 3 }
-        #expect(try first.stop() == 0)
+        try disk.syncThenStop(0..<3)
         try world.record("b.json", "[" + (try disk.albums(3..<5)).joined(separator: ",") + "]")
-        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
-        var space = statvfs()
-        #expect(statvfs(world.cache, &space) == 0 && space.f_bavail == 0, "the disk is full")
+        try disk.fill()
         // When
         let daemon = try world.startDaemon()
         // Then
@@ -165,13 +177,10 @@ struct DiskFullTests {
         // Given
         let disk = try SmallDiskWorld(megabytes: 8)
         let world = disk.world
-        try world.record("a.json", "[" + (try disk.albums(0..<2)).joined(separator: ",") + "]")
-        let first = try world.startDaemon()
-        try first.waitForStatus("the covers cached") { $0.cached == 2 }
-        #expect(try first.stop() == 0)
+        try disk.syncThenStop(0..<2)
         #expect(FileManager.default.fileExists(atPath: "\(world.cache)/.coverd-reserve"))
         try Data(repeating: 0x5A, count: 8192).write(to: URL(fileURLWithPath: "\(world.cache)/index.sqlite3"))
-        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
+        try disk.fill()
         // When
         let daemon = try world.startDaemon()
         // Then
@@ -192,17 +201,12 @@ struct DiskFullTests {
     func commandsOnAFullDisk() throws {
         let disk = try SmallDiskWorld(megabytes: 8)
         let world = disk.world
-        try world.record("a.json", "[" + (try disk.albums(0..<3)).joined(separator: ",") + "]")
-        let daemon = try world.startDaemon()
-        let synced = try daemon.waitForStatus("the covers cached") { $0.cached == 3 }
-        #expect(try daemon.stop() == 0)
+        let synced = try disk.syncThenStop(0..<3)
         let broken = world.coverPath(synced.entries[0].id)
         var bytes = try #require(readBytes(broken))
         bytes[bytes.count / 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: broken))
-        try shell(["dd", "if=/dev/zero", "of=\(world.cache)/filler", "bs=64k"])  // Runs until the disk is full.
-        var space = statvfs()
-        #expect(statvfs(world.cache, &space) == 0 && space.f_bavail == 0, "the disk is full")
+        try disk.fill()
         #expect(!FileManager.default.fileExists(atPath: world.cache + "/index.sqlite3-shm"), "a clean stop left no shared-memory file")
 
         let report = try runCoverd(["status", "--json", "--cache", world.cache])
