@@ -68,15 +68,7 @@ public final class CacheLock: Sendable {
         var buffer = [UInt8](repeating: 0, count: 16)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else { return nil }
-        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingWhitespaceASCII
+        let text = String(decoding: buffer[..<count], as: UTF8.self).trimmingWhitespace
         return Int32(text).flatMap { $0 > 0 ? $0 : nil }
-    }
-}
-
-extension String {
-    fileprivate var trimmingWhitespaceASCII: Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\n" || $0 == "\t" || $0 == "\r" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return self[first...last]
     }
 }
