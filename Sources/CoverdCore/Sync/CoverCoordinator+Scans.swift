@@ -9,7 +9,6 @@ extension CoverCoordinator {
         run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
         if message.reason == .startup {
             let ids = state.withLock { $0.planner.takeUnchecked() }
-            if !ids.isEmpty { bus.post(CachedCoversCheckStarted(count: ids.count)) }
             return checkCachedCovers(ids, flagged: [], by: cachedCovers, announced: true)
         }
         guard message.reason == .reload else { return }
@@ -38,7 +37,8 @@ extension CoverCoordinator {
 
     /// Has `check` look at the files of `ids` off the queue and settle what
     /// it finds on it (`CachedCoverCheck`); `flagged` ones are read whatever
-    /// their stamps. An `announced` check posts its totals when done.
+    /// their stamps. An `announced` check (the first scan's) is posted on the
+    /// bus when it starts and when it is done, for the log and systemd's status.
     private func checkCachedCovers(_ ids: [AlbumID], flagged: Set<AlbumID>, by check: CachedCoverCheck, announced: Bool) {
         let coverFiles = state.withLock { files($0.configuration) }
         let steps = CachedCoverCheck.Steps(
@@ -57,6 +57,7 @@ extension CoverCoordinator {
             finished: { [bus] compared, lost, duration in
                 if announced { bus.post(CachedCoversChecked(compared: compared, lost: lost, duration: duration)) }
             })
+        if announced && !ids.isEmpty { bus.post(CachedCoversCheckStarted(count: ids.count)) }
         check.start(ids, in: coverFiles, target: queue, steps: steps)
     }
 }
