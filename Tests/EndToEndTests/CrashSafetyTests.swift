@@ -91,10 +91,7 @@ struct CrashSafetyTests {
     @Test("Given an index overwritten with garbage while coverd was stopped, when it starts, then it moves the index aside, says so, and caches every album again")
     func corruptIndexIsReplaced() throws {
         let world = try World()
-        try world.recordAlbums(3, seed: 5)
-        let first = try world.startDaemon()
-        try first.waitForStatus("three cached") { $0.cached == 3 }
-        #expect(try first.stop() == 0)
+        try world.syncThenStop(3, seed: 5)
         try Data(repeating: 0x41, count: 8192).write(to: URL(fileURLWithPath: world.cache + "/index.sqlite3"))
 
         let second = try world.startDaemon()
@@ -110,10 +107,7 @@ struct CrashSafetyTests {
     @Test("Given an index whose table page is damaged (it still opens), when coverd starts, then it exits 1 having moved the index aside, and the next start caches every album again")
     func indexDamagedPastItsHeader() throws {
         let world = try World()
-        try world.recordAlbums(1, seed: 4)
-        let first = try world.startDaemon()
-        try first.waitForStatus("cached") { $0.cached == 1 }
-        #expect(try first.stop() == 0)
+        try world.syncThenStop(1, seed: 4)
         // Page 2 is the albums table's root (one WITHOUT ROWID table, no other index); page 1, the schema, stays whole.
         // A clean stop checkpointed and removed the log, which would otherwise hold the page's latest copy.
         #expect(!FileManager.default.fileExists(atPath: world.cache + "/index.sqlite3-wal"))

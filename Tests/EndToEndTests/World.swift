@@ -42,6 +42,14 @@ struct World {
         try record("a.json", "[" + albums.joined(separator: ",") + "]")
     }
 
+    /// Records `count` albums (`recordAlbums`), has a daemon cache them all, and stops it cleanly.
+    func syncThenStop(_ count: Int, seed: Int) throws {
+        try recordAlbums(count, seed: seed)
+        let daemon = try startDaemon()
+        try daemon.waitForStatus("\(count) cached") { $0.cached == count }
+        #expect(try daemon.stop() == 0)
+    }
+
     func startDaemon(_ arguments: [String] = []) throws -> CoverdDaemon {
         try CoverdDaemon(records: records, cache: cache, arguments: arguments)
     }
