@@ -12,11 +12,14 @@ corpus, already in memory, copied onto the fresh filesystem (not timed) and then
 `sync -f` (timed): a loose lower bound on how long the device takes to store the
 bytes and files a durable sync must store (loose: writeback the copy itself started,
 if any, is not counted); each build is then also set against the slower of curl -Z
-and that. Needs root (losetup, mount). Timings are
+and that. `--rate 1gbit` shapes loopback with a token bucket for the timed runs
+(bench/shaping.py), so both programs fetch as over a link of that rate rather than
+at the speed of loopback's memory copies. Needs root (losetup, mount). Timings are
 printed, never asserted; every run's covers are checked byte for byte, and a run
 with a bad cover or a failed exit makes the script exit 1.
 """
 import argparse
+import contextlib
 import os
 import shutil
 import statistics
@@ -24,6 +27,7 @@ import subprocess
 import sys
 
 import bench
+import shaping
 
 CURL = "curl"
 DISK = "disk"
@@ -73,6 +77,7 @@ def main():
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--backing", default=bench.WORK, help="where the filesystem image lives (default: on disk)")
     parser.add_argument("--curl", action="store_true", help="run curl -Z each round too")
+    parser.add_argument("--rate", help="shape loopback to this rate for the timed runs (tc syntax: 1gbit, 500mbit)")
     parser.add_argument("--disk", action="store_true", help="time sync -f of a copy of the corpus each round too (with --curl)")
     args = parser.parse_args()
     for option in ("rounds", "count", "parallel"):
@@ -106,18 +111,19 @@ def main():
             with open(os.path.join(corpus_dir, name), "rb") as handle:
                 while handle.read(1 << 20):
                     pass
-        for round_ in range(args.rounds):
-            for name in order[round_ % len(order):] + order[:round_ % len(order)]:
-                scratch = bench.ScratchFilesystem(gigabytes, image_directory=args.backing)
-                try:
-                    elapsed, good, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
-                finally:
-                    if not scratch.close():
-                        raise RuntimeError(f"{bench.RUNS} is still in use after {name}'s run")
-                results[name].append(elapsed)
-                if not good:
-                    failed.append(f"round {round_ + 1}: {name}")
-                print(f"# round {round_ + 1}: {name} {elapsed:.2f} s ({detail})", flush=True)
+        with shaping.shaped_loopback(args.rate) if args.rate else contextlib.nullcontext():
+            for round_ in range(args.rounds):
+                for name in order[round_ % len(order):] + order[:round_ % len(order)]:
+                    scratch = bench.ScratchFilesystem(gigabytes, image_directory=args.backing)
+                    try:
+                        elapsed, good, detail = one_run(name, builds, urls, corpus_dir, args.parallel)
+                    finally:
+                        if not scratch.close():
+                            raise RuntimeError(f"{bench.RUNS} is still in use after {name}'s run")
+                    results[name].append(elapsed)
+                    if not good:
+                        failed.append(f"round {round_ + 1}: {name}")
+                    print(f"# round {round_ + 1}: {name} {elapsed:.2f} s ({detail})", flush=True)
     finally:
         nginx.stop()
         if not os.path.ismount(bench.RUNS):  # Never delete into a filesystem left mounted.

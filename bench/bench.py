@@ -4,6 +4,7 @@
 In one run, on loopback, against nginx serving a generated corpus of PNG covers:
   1. full sync: coverd from process start to all N cached, against
      `curl -Z --parallel-max 32` fetching the same URLs (alternating runs, medians);
+     then the same over loopback shaped to a 1 Gbit/s link (bench/linkrate.py);
   2. peak RSS of coverd during that sync;
   3. drop-to-PNG latency: records dropped one at a time into an idle daemon;
   4. idle cost: CPU used by an idle daemon over 30 s;
@@ -36,6 +37,7 @@ import zlib
 
 import conversion
 import kept
+import linkrate
 import longids
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -701,7 +703,7 @@ def main():
     parser.add_argument("--binary", help="coverd to measure (default: a release build)")
     parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
     parser.add_argument("--jpeg-count", type=int, default=500, help="JPEG covers for the conversion row")
-    parser.add_argument("--skip", action="append", default=[], choices=["sync", "latency", "scale", "jpeg"])
+    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
     binary = args.binary or release_binary()
@@ -711,8 +713,9 @@ def main():
     jpeg_dir = conversion.jpeg_corpus(WORK, jpeg_count) if "jpeg" not in args.skip else None
     # The check only verifies, so it needs no filesystem of its own (and no loop device in CI).
     # Room for every run's covers (PNG copies of the corpus: coverd's, curl's and the disk
-    # estimate's), and the JPEGs' PNGs (about 1 MiB each) twice per run.
-    room = count * 250 * 1024 * (3 * args.runs + 1) + jpeg_count * (1 << 20) * 2 * args.runs
+    # estimate's, and both again over the shaped link), and the JPEGs' PNGs (about 1 MiB
+    # each) twice per run.
+    room = count * 250 * 1024 * (5 * args.runs + 1) + jpeg_count * (1 << 20) * 2 * args.runs
     scratch = ScratchFilesystem(max(4, room >> 30) + 2, use=not args.check)
     nginx = Nginx(corpus_dir, jpeg_dir)
     try:
@@ -788,6 +791,12 @@ def main():
                 bound = statistics.median(max(b, f) for b, f in zip(curl_times, floors))
                 rows.append(("full sync against the slower of curl -Z and that estimate (median of per-run ratios)",
                              f"{coverd_median:.2f} s", f"{bound:.2f} s", f"{bounded:.2f}", ""))
+        if "link" not in args.skip:
+            try:
+                rows += linkrate.rows(sys.modules[__name__], binary, urls, corpus_dir, args.parallel, args.runs)
+            except RuntimeError as error:  # A bad cover over the link: said in the table, the rest still measured.
+                print(f"# link: {error}", flush=True)
+                rows.append(("full sync over a link", f"failed: {error}", "", "", ""))
         if "latency" not in args.skip:
             p50, p99, idle = latency(binary, nginx, corpus_dir)
             rows.append(("drop-to-PNG latency p50 (200 records, idle daemon)", f"{p50 * 1000:.1f} ms", "", "", "≤ 15 ms"))
