@@ -60,7 +60,7 @@ test: build
 # The benchmark's table (see README, Performance): coverd against curl -Z on loopback nginx.
 # BENCH_ARGS="--runs 5 -n 10000"; BENCH_TMPFS=1 to leave the disk out.
 bench: release
-	@./scripts/ensure-deps.sh nginx
+	@./scripts/ensure-deps.sh nginx iproute2
 	python3 bench/bench.py --binary $(RELEASE_BIN) $(BENCH_ARGS)
 
 # The benchmark's own correctness: a small sync through nginx, every cover checked byte for byte.

@@ -92,6 +92,8 @@ def main():
     if os.geteuid() != 0:
         sys.exit("ab.py needs root: it makes a loop-mounted filesystem per run")
     os.makedirs(bench.WORK, exist_ok=True)
+    if not args.rate:
+        shaping.check_unshaped()
     corpus_dir = bench.corpus(args.count)
     # Three times the corpus, and never under 4 GiB (the image is sparse, so room costs
     # nothing): ext4 starts writing back, and then allocating as it writes, once free space

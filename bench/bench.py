@@ -39,6 +39,7 @@ import conversion
 import kept
 import linkrate
 import longids
+import shaping
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(TOP, ".build-bench")
@@ -706,6 +707,8 @@ def main():
     parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
+    if not args.check:
+        shaping.check_unshaped()
     binary = args.binary or release_binary()
     count = 200 if args.check else args.count
     corpus_dir = corpus(count)
@@ -794,7 +797,7 @@ def main():
         if "link" not in args.skip:
             try:
                 rows += linkrate.rows(sys.modules[__name__], binary, urls, corpus_dir, args.parallel, args.runs)
-            except RuntimeError as error:  # A bad cover over the link: said in the table, the rest still measured.
+            except Exception as error:  # A bad cover, a timeout: said in the table, the rest still measured.
                 print(f"# link: {error}", flush=True)
                 rows.append(("full sync over a link", f"failed: {error}", "", "", ""))
         if "latency" not in args.skip:

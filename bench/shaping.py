@@ -1,50 +1,97 @@
 """Loopback shaped to a link's rate with a token bucket (`tc qdisc … tbf`), for the
-timed runs only: both programs then fetch at most that many bits a second, as they
-would from a real server, instead of at the speed of the kernel's memory copies.
+timed runs only: both programs then get at most that many bits a second through
+`lo`, instead of the speed of the kernel's memory copies. It is not the Internet:
+the round trips stay loopback's (well under a millisecond), and the bucket carries
+the requests and acknowledgements as well as the covers.
 
 The bucket is the root queueing discipline of `lo`, so it shapes every loopback
 connection while it is there: nothing else should run meanwhile, and it must go
-whatever happens. `shaped_loopback` removes it on any exception and on SIGTERM
-(turned into SystemExit for the while); only SIGKILL leaves it, and the next
-use says so rather than replace a queueing discipline it did not put there.
+whatever happens. SIGTERM, SIGHUP and SIGINT are turned into SystemExit (or
+KeyboardInterrupt) from before the bucket is added, and blocked while it is taken
+off, so only SIGKILL can leave it; `check_unshaped` (called as the benchmarks start)
+then says so rather than let a run be timed through it.
 """
 import contextlib
 import signal
 import subprocess
 import sys
 
+SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
 
 class ShapingUnavailable(Exception):
-    """tc is missing, not root, or the kernel has no tbf: the shaped rows are not measured."""
+    """The rows cannot be measured: tc is missing or fails (not root, no tbf in the
+    kernel, a rate tc does not understand), or lo already has a queueing discipline."""
 
 
-def _show():
+def _show(statistics=False):
+    """`tc qdisc show dev lo`, or None without tc."""
     try:
-        shown = subprocess.run(["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True)
+        shown = subprocess.run(["tc", *(["-s"] if statistics else []), "qdisc", "show", "dev", "lo"],
+                               capture_output=True, text=True)
     except FileNotFoundError:
-        raise ShapingUnavailable("tc is not installed (iproute2)")
+        return None
     if shown.returncode != 0:
         raise ShapingUnavailable(f"tc qdisc show failed: {shown.stderr.strip()}")
     return shown.stdout.strip()
 
 
+def check_unshaped():
+    """Exits if lo has a root queueing discipline (one a killed benchmark left, say): every
+    loopback figure would be timed through it. Nothing to check without tc."""
+    try:
+        shown = _show()
+    except ShapingUnavailable as error:
+        print(f"# cannot tell whether lo is shaped: {error}", flush=True)
+        return
+    if shown is not None and not shown.startswith("qdisc noqueue"):
+        sys.exit(f"lo has a queueing discipline, so loopback would not run at its own speed: {shown!r}\n"
+                 "if a killed benchmark left it: tc qdisc del dev lo root")
+
+
+def _exit_on(signum, frame):
+    sys.exit(128 + signum)
+
+
 @contextlib.contextmanager
 def shaped_loopback(rate):
     """Within the block, lo passes at most `rate` (tc syntax: 1gbit, 500mbit). A burst of
-    1 MB (above lo's 64 KiB segments) and 100 ms of queue, so the bucket sets the pace and
-    nothing is dropped for want of room."""
+    1 MB (above lo's 64 KiB segments) and up to 100 ms of queue; the packets the bucket
+    dropped, if any, are printed when it is taken off."""
     shown = _show()
+    if shown is None:
+        raise ShapingUnavailable("tc is not installed (Debian: iproute2)")
     if not shown.startswith("qdisc noqueue"):
-        raise ShapingUnavailable(f"lo already has a queueing discipline, left alone: {shown}"
-                                 " (if a killed bench left it: tc qdisc del dev lo root)")
-    added = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "1mb", "latency", "100ms"],
-                           capture_output=True, text=True)
-    if added.returncode != 0:
-        raise ShapingUnavailable(f"tc qdisc add … tbf failed: {added.stderr.strip()}")
-    previous = signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+        raise ShapingUnavailable(f"lo already has a queueing discipline, left alone: {shown!r}")
+    previous = {signum: signal.signal(signum, _exit_on) for signum in SIGNALS}
     try:
-        yield
+        added = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "1mb", "latency", "100ms"],
+                               capture_output=True, text=True)
+        if added.returncode != 0:
+            raise ShapingUnavailable(f"tc qdisc add … tbf rate {rate} failed: {added.stderr.strip()}")
+        try:
+            yield
+        finally:
+            _take_off()
     finally:
-        signal.signal(signal.SIGTERM, previous)
-        if subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"]).returncode != 0:
-            print("# could not take the token bucket off lo: remove it with `tc qdisc del dev lo root`", flush=True)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+
+
+def _take_off():
+    """Removes the bucket with the signals that would stop the script blocked, so a second
+    SIGTERM or a Ctrl-C cannot kill it between here and `tc qdisc del`."""
+    blocked = {*SIGNALS, signal.SIGINT}
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        stats = _show(statistics=True) or ""
+        dropped = next((line.strip() for line in stats.splitlines() if "dropped" in line), "no statistics")
+        print(f"# token bucket on lo: {dropped}", flush=True)
+        removed = subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True, text=True)
+        if removed.returncode != 0:
+            # Every later row would be timed through the bucket: stop (SystemExit, which the
+            # rows' `except Exception` lets through) rather than measure them.
+            sys.exit(f"could not take the token bucket off lo ({removed.stderr.strip()}): "
+                     "remove it with `tc qdisc del dev lo root`")
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
