@@ -6,10 +6,10 @@ the requests and acknowledgements as well as the covers.
 
 The bucket is the root queueing discipline of `lo`, so it shapes every loopback
 connection while it is there: nothing else should run meanwhile, and it must go
-whatever happens. SIGTERM, SIGHUP and SIGINT are turned into SystemExit (or
-KeyboardInterrupt) from before the bucket is added, and blocked while it is taken
-off, so only SIGKILL can leave it; `check_unshaped` (called as the benchmarks start)
-then says so rather than let a run be timed through it.
+whatever happens. SIGTERM, SIGHUP and SIGINT are blocked while it is added and
+taken off, and raise SystemExit (or KeyboardInterrupt) in between, so that only
+SIGKILL (or the death of the machine) can leave it; `check_unshaped`, called as
+the benchmarks start, then refuses to time anything through it.
 """
 import contextlib
 import signal
@@ -57,41 +57,59 @@ def _exit_on(signum, frame):
 def shaped_loopback(rate):
     """Within the block, lo passes at most `rate` (tc syntax: 1gbit, 500mbit). A burst of
     1 MB (above lo's 64 KiB segments) and up to 100 ms of queue; the packets the bucket
-    dropped, if any, are printed when it is taken off."""
+    dropped, if any, are printed when it is taken off.
+
+    The signals that would stop the script are blocked from before the bucket is added
+    until it is off again, but for the block itself, where they raise SystemExit (or
+    KeyboardInterrupt) and so reach the `finally` that takes it off."""
     shown = _show()
     if shown is None:
         raise ShapingUnavailable("tc is not installed (Debian: iproute2)")
     if not shown.startswith("qdisc noqueue"):
         raise ShapingUnavailable(f"lo already has a queueing discipline, left alone: {shown!r}")
-    previous = {signum: signal.signal(signum, _exit_on) for signum in SIGNALS}
+    blocked = {*SIGNALS, signal.SIGINT}
+    # An ignored signal (SIGHUP under nohup) stays ignored.
+    previous = {signum: signal.signal(signum, _exit_on) for signum in SIGNALS if signal.getsignal(signum) is not signal.SIG_IGN}
+    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     try:
         added = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "1mb", "latency", "100ms"],
                                capture_output=True, text=True)
         if added.returncode != 0:
             raise ShapingUnavailable(f"tc qdisc add … tbf rate {rate} failed: {added.stderr.strip()}")
         try:
-            yield
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+            try:
+                yield
+            finally:
+                signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
         finally:
             _take_off()
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        try:
+            # A signal that came while blocked is delivered here, to our handler: SystemExit.
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def _take_off():
-    """Removes the bucket with the signals that would stop the script blocked, so a second
-    SIGTERM or a Ctrl-C cannot kill it between here and `tc qdisc del`."""
-    blocked = {*SIGNALS, signal.SIGINT}
-    signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    """Removes the bucket (the caller has the stopping signals blocked). If it cannot, every
+    later row would be timed through it: SystemExit, which the rows' `except Exception` lets
+    through, rather than measure them."""
     try:
         stats = _show(statistics=True) or ""
         dropped = next((line.strip() for line in stats.splitlines() if "dropped" in line), "no statistics")
-        print(f"# token bucket on lo: {dropped}", flush=True)
-        removed = subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True, text=True)
-        if removed.returncode != 0:
-            # Every later row would be timed through the bucket: stop (SystemExit, which the
-            # rows' `except Exception` lets through) rather than measure them.
-            sys.exit(f"could not take the token bucket off lo ({removed.stderr.strip()}): "
-                     "remove it with `tc qdisc del dev lo root`")
-    finally:
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
+    except ShapingUnavailable as error:
+        dropped = f"no statistics ({error})"
+    print(f"# token bucket on lo: {dropped}", flush=True)
+    removed = subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True, text=True)
+    if removed.returncode == 0:
+        return
+    try:
+        gone = (_show() or "").startswith("qdisc noqueue")  # Taken off by someone else meanwhile.
+    except ShapingUnavailable:
+        gone = False
+    if not gone:
+        sys.exit(f"could not take the token bucket off lo ({removed.stderr.strip()}): "
+                 "remove it with `tc qdisc del dev lo root`")
