@@ -145,4 +145,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except shaping.ShapingUnavailable as error:  # --rate that cannot be had: say why, no traceback.
+        sys.exit(f"--rate: {error}")

@@ -6,9 +6,10 @@ the requests and acknowledgements as well as the covers.
 
 The bucket is the root queueing discipline of `lo`, so it shapes every loopback
 connection while it is there: nothing else should run meanwhile, and it must go
-whatever happens. SIGTERM, SIGHUP and SIGINT are blocked while it is added and
-taken off, and raise SystemExit (or KeyboardInterrupt) in between, so that only
-SIGKILL (or the death of the machine) can leave it; `check_unshaped`, called as
+whatever happens. SIGTERM, SIGHUP (unless ignored, as under nohup) and SIGINT
+are blocked while it is added and taken off, and raise SystemExit (or
+KeyboardInterrupt) in between, so that only SIGKILL (or the death of the
+machine) can leave it; `check_unshaped`, called as
 the benchmarks start, then refuses to time anything through it.
 """
 import contextlib
@@ -56,27 +57,31 @@ def _exit_on(signum, frame):
 @contextlib.contextmanager
 def shaped_loopback(rate):
     """Within the block, lo passes at most `rate` (tc syntax: 1gbit, 500mbit). A burst of
-    1 MB (above lo's 64 KiB segments) and up to 100 ms of queue; the packets the bucket
+    1 MiB (above lo's 64 KiB segments) and up to 100 ms of queue; the packets the bucket
     dropped, if any, are printed when it is taken off.
 
     The signals that would stop the script are blocked from before the bucket is added
     until it is off again, but for the block itself, where they raise SystemExit (or
-    KeyboardInterrupt) and so reach the `finally` that takes it off."""
+    KeyboardInterrupt). The mask is the main thread's only, and a signal can reach Python
+    through another thread, so safety does not rest on it: the `tc qdisc add` itself runs
+    inside the `try` whose `finally` takes the bucket off."""
     shown = _show()
     if shown is None:
         raise ShapingUnavailable("tc is not installed (Debian: iproute2)")
     if not shown.startswith("qdisc noqueue"):
         raise ShapingUnavailable(f"lo already has a queueing discipline, left alone: {shown!r}")
     blocked = {*SIGNALS, signal.SIGINT}
-    # An ignored signal (SIGHUP under nohup) stays ignored.
-    previous = {signum: signal.signal(signum, _exit_on) for signum in SIGNALS if signal.getsignal(signum) is not signal.SIG_IGN}
     signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    previous = {}
     try:
-        added = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "1mb", "latency", "100ms"],
-                               capture_output=True, text=True)
-        if added.returncode != 0:
-            raise ShapingUnavailable(f"tc qdisc add … tbf rate {rate} failed: {added.stderr.strip()}")
+        for signum in SIGNALS:
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # SIGHUP under nohup stays ignored.
+                previous[signum] = signal.signal(signum, _exit_on)
         try:
+            added = subprocess.run(["tc", "qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", "1mb", "latency", "100ms"],
+                                   capture_output=True, text=True)
+            if added.returncode != 0:
+                raise ShapingUnavailable(f"tc qdisc add … tbf rate {rate} failed: {added.stderr.strip()}")
             signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
             try:
                 yield
@@ -87,6 +92,8 @@ def shaped_loopback(rate):
     finally:
         try:
             # A signal that came while blocked is delivered here, to our handler: SystemExit.
+            # With several pending, the next may interrupt the loop below and leave a handler
+            # of ours in place; the script is exiting then anyway.
             signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         finally:
             for signum, handler in previous.items():
@@ -94,20 +101,22 @@ def shaped_loopback(rate):
 
 
 def _take_off():
-    """Removes the bucket (the caller has the stopping signals blocked). If it cannot, every
-    later row would be timed through it: SystemExit, which the rows' `except Exception` lets
-    through, rather than measure them."""
+    """Removes the bucket, if it is there (the caller has the stopping signals blocked). If it
+    cannot, every later row would be timed through it: SystemExit, which the rows' `except
+    Exception` lets through, rather than measure them."""
     try:
         stats = _show(statistics=True) or ""
-        dropped = next((line.strip() for line in stats.splitlines() if "dropped" in line), "no statistics")
     except ShapingUnavailable as error:
-        dropped = f"no statistics ({error})"
+        stats = f"no statistics ({error})"
+    if stats.startswith("qdisc noqueue"):
+        return  # Never added (tc add failed), or taken off by someone else meanwhile.
+    dropped = next((line.strip() for line in stats.splitlines() if "dropped" in line), stats)
     print(f"# token bucket on lo: {dropped}", flush=True)
     removed = subprocess.run(["tc", "qdisc", "del", "dev", "lo", "root"], capture_output=True, text=True)
     if removed.returncode == 0:
         return
     try:
-        gone = (_show() or "").startswith("qdisc noqueue")  # Taken off by someone else meanwhile.
+        gone = (_show() or "").startswith("qdisc noqueue")
     except ShapingUnavailable:
         gone = False
     if not gone:
