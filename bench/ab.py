@@ -23,7 +23,6 @@ import contextlib
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 
 import bench
@@ -107,12 +106,7 @@ def main():
     failed = []
     try:
         urls = [f"{nginx.base}/{name}" for name in sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))]
-        # Warm up: nginx's first connection, and the corpus in the page cache, before anyone is timed.
-        subprocess.run(["curl", "--fail", "-s", "-o", "/dev/null", urls[0]], check=True)
-        for name in os.listdir(corpus_dir):
-            with open(os.path.join(corpus_dir, name), "rb") as handle:
-                while handle.read(1 << 20):
-                    pass
+        bench.warm_up(urls, corpus_dir)
         with shaping.shaped_loopback(args.rate) if args.rate else contextlib.nullcontext():
             for round_ in range(args.rounds):
                 for name in order[round_ % len(order):] + order[:round_ % len(order)]:

@@ -8,9 +8,7 @@ valid PNG"), which curl does not. Over a link slower than that, the bytes set
 the pace; these rows show whether coverd keeps up with curl -Z there. It is not
 the Internet: the round trips stay loopback's (bench/shaping.py).
 """
-import os
 import statistics
-import subprocess
 
 import shaping
 
@@ -20,7 +18,7 @@ RATE, RATE_LABEL = "1gbit", "1 Gbit/s"
 def rows(bench, binary, urls, corpus_dir, parallel, runs, rate=RATE, label=RATE_LABEL):
     """The table's rows for `runs` alternating syncs of each over lo shaped to `rate`.
     `bench` is the running bench.py module (`__main__`), whose LAST_* globals the runs set."""
-    warm_up(urls, corpus_dir)
+    bench.warm_up(urls, corpus_dir)  # With --skip sync nothing has yet; coverd's run comes first.
     coverd_times, curl_times = [], []
     try:
         with shaping.shaped_loopback(rate):
@@ -47,16 +45,6 @@ def rows(bench, binary, urls, corpus_dir, parallel, runs, rate=RATE, label=RATE_
          f"{coverd_median:.2f} s", f"curl -Z {curl_median:.2f} s", f"{coverd_median / curl_median:.2f}", ""),
         (f"full sync over a {label} link, median of the per-run ratios", "", "", f"{paired:.2f}", ""),
     ]
-
-
-def warm_up(urls, corpus_dir):
-    """nginx's first connection made and the corpus read into the page cache, as before the
-    loopback rows, so that no run (coverd's comes first) reads the corpus from the disk."""
-    subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])
-    for name in os.listdir(corpus_dir):
-        with open(os.path.join(corpus_dir, name), "rb") as handle:
-            while handle.read(1 << 20):
-                pass
 
 
 def timed_curl(bench, urls, corpus_dir, parallel):
