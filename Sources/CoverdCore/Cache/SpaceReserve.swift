@@ -24,11 +24,14 @@ public final class SpaceReserve: Sendable {
         path = join(directory, ".coverd-reserve")
         self.bytes = bytes
         var info = stat()
-        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int(info.st_size) >= bytes,
-            Int(info.st_blocks) &* 512 >= bytes
-        {
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Self.holds(bytes, info) {
             present.store(true, ordering: .releasing)
         }
+    }
+
+    /// Whether a file of `info` holds `bytes` of room: as long, and with its blocks allocated.
+    private static func holds(_ bytes: Int, _ info: stat) -> Bool {
+        Int(info.st_size) >= bytes && Int(info.st_blocks) &* 512 >= bytes
     }
 
     /// Creates the reserve if it is missing and there is plenty of room for it.
@@ -41,7 +44,7 @@ public final class SpaceReserve: Sendable {
         // Where the filesystem cannot preallocate (glibc then writes zeros, which a
         // compressing filesystem stores as nothing), the file would hold no room.
         var info = stat()
-        let allocated = posix_fallocate(fd, 0, off_t(bytes)) == 0 && fstat(fd, &info) == 0 && Int(info.st_blocks) &* 512 >= bytes
+        let allocated = posix_fallocate(fd, 0, off_t(bytes)) == 0 && fstat(fd, &info) == 0 && Self.holds(bytes, info)
         close(fd)
         if allocated { present.store(true, ordering: .releasing) } else { unlink(path) }
     }
