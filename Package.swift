@@ -1,12 +1,16 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// One library target per layer; each depends only on the layers below it, so
+// this graph is the architecture (DEVELOPERS.md draws it). Each C library is
+// imported by exactly one layer: libcurl by CoverdFetch, SQLite by
+// CoverdCache, libsystemd by CoverdSystemd, the image libraries by
+// CoverdImages. `CLinux` is the kernel's interfaces Glibc does not export.
 let package = Package(
     name: "coverd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "coverd", targets: ["coverd"]),
-        .library(name: "CoverdCore", targets: ["CoverdCore"]),
+        .executable(name: "coverd", targets: ["coverd"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
@@ -27,37 +31,79 @@ let package = Package(
         .systemLibrary(name: "CGIF", path: "Sources/CGIF"),
         .systemLibrary(name: "CPixman", path: "Sources/CPixman", pkgConfig: "pixman-1"),
 
+        // The base: the bus, system helpers (descriptors, errors, paths, timers), liveness probes.
+        .target(name: "CoverdBase", dependencies: ["CLinux"]),
+        // What every layer talks about: albums, their ids and cover URLs, cover states and counts.
+        .target(name: "CoverdModel", dependencies: ["CoverdBase"]),
+        // Album records: parsing, the catalog, the inotify watcher, the record writer.
+        .target(name: "CoverdRecords", dependencies: ["CoverdBase", "CoverdModel", "CLinux"]),
+        // Images: sniffing, PNG validation, decoding, scaling, PNG encoding.
         .target(
-            name: "CoverdCore",
+            name: "CoverdImages",
+            dependencies: ["CoverdBase", "CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman"]),
+        // HTTP transfers with libcurl's multi interface.
+        .target(name: "CoverdFetch", dependencies: ["CoverdBase", "CoverdModel", "CCurl", "CLinux"]),
+        // The cache: cover files written atomically, the SQLite index, the cache's lock.
+        .target(name: "CoverdCache", dependencies: ["CoverdBase", "CoverdModel", "CSQLite", "CLinux"]),
+        // The coordinator (the facade) and its pure planner.
+        .target(
+            name: "CoverdSync",
+            dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdImages", "CoverdCache"]),
+        // swift-log handlers for standard error, and the shared level.
+        .target(
+            name: "CoverdLogging",
+            dependencies: ["CoverdBase", .product(name: "Logging", package: "swift-log")]),
+        // systemd: sd_notify, the watchdog, the journal's native protocol.
+        .target(
+            name: "CoverdSystemd",
             dependencies: [
-                "CCurl", "CSQLite", "CSystemd", "CLinux", "CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman",
+                "CoverdBase", "CoverdModel", "CoverdSync", "CoverdLogging", "CSystemd",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // `coverd status` and `coverd verify`: the index and the covers, read from outside the daemon.
+        .target(name: "CoverdStatus", dependencies: ["CoverdBase", "CoverdModel", "CoverdCache", "CoverdImages"]),
+        // coverd.toml and the defaults: every layer's settings in one `Configuration`.
+        .target(
+            name: "CoverdConfig",
+            dependencies: [
+                "CoverdBase", "CoverdRecords", "CoverdFetch", "CoverdImages", "CoverdSync",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
-            ]
-        ),
+            ]),
+        // The daemon: builds the parts, wires them to one bus, signals, reload, shutdown, the event log.
+        .target(
+            name: "CoverdDaemon",
+            dependencies: [
+                "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdCache", "CoverdSync",
+                "CoverdLogging", "CoverdSystemd", "CoverdConfig",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The executable: one ParsableCommand per subcommand, nothing else.
         .executableTarget(
             name: "coverd",
             dependencies: [
-                "CoverdCore",
+                "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLogging", "CoverdSystemd",
+                "CoverdStatus", "CoverdConfig", "CoverdDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
 
-        // Shared by both test targets: fixtures (PNG encoder, archives) and process helpers.
+        // Shared by the test targets: fixtures (PNG encoder, archives) and process helpers.
         .target(
             name: "CoverdTestSupport",
-            dependencies: ["CoverdCore"],
+            dependencies: ["CoverdBase", "CoverdModel", "CoverdImages", "CLinux"],
             path: "Tests/Support",
             exclude: ["cover_server.py", "make_hostile_records.py"]
         ),
-        .testTarget(
-            name: "CoverdCoreTests",
-            dependencies: ["CoverdCore", "CoverdTestSupport"]
-        ),
-        .testTarget(
-            name: "EndToEndTests",
-            dependencies: ["CoverdCore", "CoverdTestSupport"]
-        ),
+        .testTarget(name: "CoverdBaseTests", dependencies: ["CLinux", "CoverdBase", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdModelTests", dependencies: ["CoverdTestSupport", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdRecordsTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdFetchTests", dependencies: ["CoverdBase", "CoverdFetch", "CoverdModel", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdCacheTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdSyncTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdFetch", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdDaemonTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdConfig", "CoverdDaemon", "CoverdFetch", "CoverdImages", "CoverdLogging", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdSystemd", "CoverdTestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdSystemd", "CoverdTestSupport"]),
     ]
 )

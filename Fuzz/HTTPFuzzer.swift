@@ -1,6 +1,8 @@
 // libFuzzer target: what a hostile server or record controls as text —
 // Retry-After values (seconds and the three HTTP-date forms) and cover URLs.
 // Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address`; see `make fuzz`.
+import CoverdFetch
+import CoverdModel
 import Foundation
 
 @_cdecl("LLVMFuzzerTestOneInput")

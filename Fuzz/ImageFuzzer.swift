@@ -2,6 +2,7 @@
 // validator, the JPEG, WebP and GIF decoders (and their C error paths), the
 // resampler and the PNG encoder. Built by scripts/fuzz.sh with
 // `swiftc -sanitize=fuzzer,address`; see `make fuzz`.
+import CoverdImages
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func imageFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,6 +1,8 @@
 // libFuzzer target: album records, both forms (JSON and albums.bin), from any bytes.
 // Built by scripts/fuzz.sh with `swiftc -sanitize=fuzzer,address` together with
-// the record sources it exercises; see `make fuzz`.
+// the record layer it exercises; see `make fuzz`.
+import CoverdModel
+import CoverdRecords
 
 @_cdecl("LLVMFuzzerTestOneInput")
 public func recordsFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds the libFuzzer targets in Fuzz/ with the sources they exercise and runs
+# Builds the libFuzzer targets in Fuzz/ with the layers they exercise and runs
 # each for FUZZ_SECONDS (default 60). Exit status is non-zero if any run finds a
 # crash; the crashing input is kept in fuzz-artifacts/.
 set -eu
@@ -8,35 +8,46 @@ seconds="${FUZZ_SECONDS:-60}"
 out="$top/.build-fuzz"
 artifacts="$top/fuzz-artifacts"
 mkdir -p "$out" "$artifacts"
-core="$top/Sources/CoverdCore"
-
-records_sources="$core/Records/JSONParser.swift $core/Records/JSONValue.swift $core/Records/AlbumValidator.swift
-    $core/Records/Album.swift $core/Records/AlbumID.swift $core/Records/AlbumID+ASCII.swift $core/Records/RecordErrors.swift $core/Records/RecordContents.swift $core/Records/RecordPosition.swift
-    $core/Records/BinaryPropertyList.swift $core/Records/ArchiveRecordDecoder.swift $core/Support/SystemError.swift"
-http_sources="$core/Fetch/RetryAfter.swift $core/Records/Album.swift $core/Records/RecordPosition.swift $core/Records/AlbumID.swift $core/Records/AlbumID+ASCII.swift $core/Records/RecordErrors.swift $core/Records/JSONValue.swift
-    $core/Support/SystemError.swift"
-image_sources="$(ls "$core"/Images/*.swift | tr '\n' ' ')"
+sources="$top/Sources"
+modules="$out/modules"
+mkdir -p "$modules"
 
 # Every C system-library target's module map (each names the library it links), and pixman's headers.
 c_modules="-Xcc -I/usr/include/pixman-1"
 for dir in "$top"/Sources/C*/; do c_modules="$c_modules -I $dir"; done
 
-build() {
-    name="$1"; shift
-    # The gold linker warns about every ASan helper symbol; the log keeps that out of sight.
-    # shellcheck disable=SC2086
-    if ! swiftc -O -sanitize=fuzzer,address -parse-as-library -module-name "$name" $c_modules "$@" -o "$out/$name" > "$out/$name.build.log" 2>&1; then
-        grep -v "Cannot export local symbol" "$out/$name.build.log" | tail -30
+# The gold linker warns about every ASan helper symbol; the log keeps that out of sight.
+quietly() {
+    log="$1"; shift
+    if ! "$@" > "$log" 2>&1; then
+        grep -v "Cannot export local symbol" "$log" | tail -30
         exit 1
     fi
 }
+
+# Each layer the fuzzers exercise is built as its own module, instrumented, as SwiftPM builds it.
+module() {
+    name="$1"
+    # shellcheck disable=SC2086
+    quietly "$out/$name.build.log" swiftc -O -sanitize=fuzzer,address -parse-as-library -wmo -package-name coverd -module-name "$name" \
+        $c_modules -I "$modules" -emit-module -emit-module-path "$modules/$name.swiftmodule" \
+        -c -o "$out/$name.o" $(find "$sources/$name" -name '*.swift' | sort)
+}
+
+fuzzer() {
+    name="$1"; shift
+    objects=""
+    for dependency in "$@"; do objects="$objects $out/$dependency.o"; done
+    # shellcheck disable=SC2086
+    quietly "$out/$name.build.log" swiftc -O -sanitize=fuzzer,address -parse-as-library -package-name coverd -module-name "$name" \
+        $c_modules -I "$modules" "$top/Fuzz/$name.swift" $objects -o "$out/$name"
+}
+
 echo "fuzz: building (swiftc -sanitize=fuzzer,address)"
-# shellcheck disable=SC2086
-build RecordsFuzzer $records_sources "$top/Fuzz/RecordsFuzzer.swift"
-# shellcheck disable=SC2086
-build ImageFuzzer $image_sources "$top/Fuzz/ImageFuzzer.swift"
-# shellcheck disable=SC2086
-build HTTPFuzzer $http_sources "$top/Fuzz/HTTPFuzzer.swift"
+for name in CoverdBase CoverdModel CoverdRecords CoverdImages CoverdFetch; do module "$name"; done
+fuzzer RecordsFuzzer CoverdBase CoverdModel CoverdRecords
+fuzzer ImageFuzzer CoverdBase CoverdImages
+fuzzer HTTPFuzzer CoverdBase CoverdModel CoverdFetch
 
 # Seed corpora: valid records of every form, and real images of every format.
 seeds="$out/seeds"

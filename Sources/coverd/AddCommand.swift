@@ -1,5 +1,6 @@
 import ArgumentParser
-import CoverdCore
+import CoverdModel
+import CoverdRecords
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

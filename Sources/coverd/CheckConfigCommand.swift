@@ -1,5 +1,5 @@
 import ArgumentParser
-import CoverdCore
+import CoverdConfig
 
 /// `coverd check-config`: exit 0, or 78 with file, line and key.
 struct CheckConfigCommand: ParsableCommand {

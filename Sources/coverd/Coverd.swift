@@ -1,5 +1,6 @@
 import ArgumentParser
-import CoverdCore
+import CoverdBase
+import CoverdFetch
 
 /// `coverd`: the root command; each subcommand is its own type.
 @main

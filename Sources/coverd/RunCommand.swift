@@ -1,5 +1,9 @@
 import ArgumentParser
-import CoverdCore
+import CoverdBase
+import CoverdConfig
+import CoverdDaemon
+import CoverdLogging
+import CoverdSystemd
 import Foundation
 import Logging
 

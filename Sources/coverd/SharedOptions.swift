@@ -1,5 +1,6 @@
 import ArgumentParser
-import CoverdCore
+import CoverdBase
+import CoverdConfig
 import Foundation
 
 /// `--config FILE`, shared by every command that reads the configuration.

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CoverdCore
+import CoverdBase
+import CoverdStatus
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,6 @@
 import ArgumentParser
-import CoverdCore
+import CoverdConfig
+import CoverdStatus
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,5 +1,8 @@
 import CLinux
-import CoverdCore
+import CoverdBase
+import CoverdCache
+import CoverdModel
+import CoverdRecords
 import CoverdTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import CoverdCore
+import CoverdCache
 import CoverdTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,4 @@
-import CoverdCore
+import CoverdSync
 import CoverdTestSupport
 import Foundation
 import Testing

@@ -1,4 +1,5 @@
-import CoverdCore
+import CoverdImages
+import CoverdModel
 import CoverdTestSupport
 import Foundation
 import Testing

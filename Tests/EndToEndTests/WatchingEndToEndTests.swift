@@ -1,4 +1,5 @@
-import CoverdCore
+import CoverdBase
+import CoverdModel
 import CoverdTestSupport
 import Foundation
 import Testing

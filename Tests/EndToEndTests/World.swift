@@ -1,4 +1,5 @@
-import CoverdCore
+import CoverdModel
+import CoverdSync
 import CoverdTestSupport
 import Foundation
 import Testing

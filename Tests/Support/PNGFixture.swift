@@ -1,4 +1,4 @@
-import CoverdCore
+import CoverdImages
 
 /// Builds real PNG files for tests: RGB, 8 bits, stored (uncompressed)
 /// deflate blocks, correct CRCs and Adler-32, so any decoder reads them.

@@ -1,0 +1,223 @@
+import CLinux
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CoverdBase
+import CoverdModel
+
+/// Size and modification time of a cached file, to tell whether it changed.
+public struct FileStamp: Sendable, Equatable {
+    public var bytes: Int
+    public var mtime: Int64  // nanoseconds since the epoch
+
+    public init(bytes: Int, mtime: Int64) {
+        self.bytes = bytes
+        self.mtime = mtime
+    }
+}
+
+/// A fully written temporary file waiting to be made durable and renamed into place.
+public struct TemporaryCover: Sendable {
+    public var path: String
+    public var bytes: Int
+    /// Its size and mtime as written; a rename keeps both.
+    public var stamp: FileStamp
+}
+
+/// The `covers/` directory: `<id>.png` files that are always complete PNGs.
+///
+/// A cover is written to a hidden temporary file in `incoming/`, beside
+/// `covers/` in the cache directory, flushed (its
+/// own fsync, or a batched `syncfs`: `FlushBatcher`), then renamed over
+/// `<id>.png`, and the rename made durable (`DirectorySync`); a crash at any point leaves either the
+/// old file, the new file, or a temporary file that `removeLeftovers()`
+/// deletes at the next start. `covers/` itself never holds a partial file.
+///
+/// Why a directory of their own: every lookup in a directory scans a block of
+/// its entries, and a temporary file beside 10,000 covers was looked up five
+/// times (created, opened again, renamed from, renamed to, and its entry
+/// removed); in a full sync's profile those scans were most of `rename` and
+/// `openat`, 14% of the samples. In `incoming/`, which holds only the covers
+/// being written, they are short. Where a rename from `incoming/` into
+/// `covers/` cannot work (`covers/` a symlink to another disk, or a bind
+/// mount: EXDEV), `prepared()` keeps the temporaries in `covers/` itself, as
+/// versions before this one did.
+public struct CoverStore: Sendable {
+    public let directory: String
+    /// `incoming/`, swept for leftovers whether or not it is `temporaryDirectory`.
+    public let incomingDirectory: String
+    /// Where covers are written before they are renamed into `directory`:
+    /// `incomingDirectory`, or `directory` itself (see `prepared()`).
+    public private(set) var temporaryDirectory: String
+    /// Free space a cover write leaves untouched, so that on a nearly full
+    /// disk the index can still record why covers are not being stored.
+    public let reserveBytes: Int
+    /// Random, in the name of every temporary file this store writes: the
+    /// leftovers of earlier runs can be swept while this one writes its own.
+    let runToken = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+
+    public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
+        directory = join(cacheDirectory, "covers")
+        incomingDirectory = join(cacheDirectory, "incoming")
+        temporaryDirectory = incomingDirectory
+        self.reserveBytes = reserveBytes
+    }
+
+    public func path(for id: AlbumID) -> String {
+        join(directory, id.rawValue + ".png")
+    }
+
+    public func createDirectory() throws(SystemError) {
+        try makeDirectories(directory)
+        try makeDirectories(incomingDirectory)
+    }
+
+    /// Creates both directories and returns the store the daemon writes
+    /// with: temporaries in `incoming/` when a file renamed from there lands
+    /// in `covers/`, else in `covers/` (the rename would fail with EXDEV).
+    /// `renameFailure` says why, when the temporaries stay in `covers/`.
+    public func prepared() throws(SystemError) -> (store: CoverStore, renameFailure: SystemError?) {
+        try createDirectory()
+        guard let failure = CoverStore.renameFailure(from: incomingDirectory, to: directory) else { return (self, nil) }
+        var fallback = self
+        fallback.temporaryDirectory = directory
+        return (fallback, failure)
+    }
+
+    /// Why a file renamed from `source` would not land in `target` (nil: it
+    /// would), tried with an empty file named as a temporary (so a crash
+    /// leaves only a leftover to sweep).
+    static func renameFailure(from source: String, to target: String) -> SystemError? {
+        let name = ".rename-check.\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp"
+        let from = join(source, name)
+        let to = join(target, name)
+        let fd = open(from, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return SystemError("create", path: from) }
+        close(fd)
+        defer {
+            unlink(from)
+            unlink(to)
+        }
+        return rename(from, to) == 0 ? nil : SystemError("rename into \(target)", path: from)
+    }
+
+    /// Temporary files are `.<id>.<runToken>-<random>.tmp`: hidden, and never `*.png`.
+    static func isTemporary(_ name: String) -> Bool { name.hasPrefix(".") && name.hasSuffix(".tmp") }
+
+    /// The directories a `commit`'s rename changes: `covers/`, and the one
+    /// the temporary came from when that is another.
+    public var renamedDirectories: [String] {
+        temporaryDirectory == directory ? [directory] : [directory, temporaryDirectory]
+    }
+
+    /// Whether `name` is a temporary file of this store's run (an id may hold dots; the run and the random part do not).
+    func isOwnTemporary(_ name: String) -> Bool {
+        guard CoverStore.isTemporary(name), let dot = name.dropLast(4).lastIndex(of: ".") else { return false }
+        return name[name.index(after: dot)...].hasPrefix(runToken + "-")
+    }
+
+    /// Deletes temporary files a crash left behind, in `incoming/` and (as
+    /// versions before it wrote them) in `covers/`; returns their paths.
+    /// With `sparingThisRun`, this store's own are left alone, so the sweep
+    /// may run while covers are being written.
+    public func removeLeftovers(sparingThisRun: Bool = false) -> [String] {
+        [incomingDirectory, directory].flatMap { folder in
+            let hidden = listDirectory(folder, keeping: { $0.first == UInt8(ascii: ".") }) ?? []
+            return hidden.compactMap(\.name)
+                .filter { CoverStore.isTemporary($0) && !(sparingThisRun && isOwnTemporary($0)) }
+                .map { join(folder, $0) }
+                .filter { unlink($0) == 0 }
+        }
+    }
+
+    /// Names of the entries in `covers/`.
+    public func listNames() -> [String] {
+        // Names coverd did not write (not UTF-8) are neither covers nor its temporary files.
+        (listDirectory(directory) ?? []).compactMap(\.name)
+    }
+
+    /// Whether a cover of `bytes` fits while leaving the reserve free.
+    public func hasRoom(for bytes: Int) -> Bool {
+        guard reserveBytes > 0 else { return true }
+        var space = statvfs()
+        guard statvfs(directory, &space) == 0 else { return true }  // Unknown: let the write find out.
+        return Int(space.f_bavail) &* Int(space.f_frsize) >= bytes + reserveBytes
+    }
+
+    /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced
+    /// before this returns, and its pages dropped from the page cache;
+    /// without, the caller makes it durable (see `FlushBatcher`), then calls
+    /// `dropCachedPages(of:)`, then renames it into place (`commit`).
+    public func writeTemporary(_ bytes: [UInt8], for id: AlbumID, flush: Bool = true) throws(SystemError) -> TemporaryCover {
+        guard hasRoom(for: bytes.count) else {
+            throw SystemError("keep \(reserveBytes / 1024) KiB free in", path: directory, code: ENOSPC)
+        }
+        let path = join(temporaryDirectory, ".\(id.rawValue).\(runToken)-\(String(UInt64.random(in: 0...UInt64.max), radix: 36)).tmp")
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("create", path: path) }
+        var failure = bytes.withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: path, code: $0) }
+        if failure == nil && flush {
+            if fsync(fd) != 0 {
+                failure = SystemError("fsync", path: path)
+            } else {
+                _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)  // Durable, so clean: see `dropCachedPages(of:)`.
+            }
+        }
+        var info = stat()
+        if failure == nil && fstat(fd, &info) != 0 { failure = SystemError("fstat", path: path) }
+        if close(fd) != 0 && failure == nil { failure = SystemError("close", path: path) }
+        if let failure {
+            unlink(path)
+            throw failure
+        }
+        let mtime = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        return TemporaryCover(path: path, bytes: bytes.count, stamp: FileStamp(bytes: Int(info.st_size), mtime: mtime))
+    }
+
+    /// Renames a (flushed) temporary file to `<id>.png`; the caller makes the
+    /// rename durable (`DirectorySync.forRenames`).
+    public func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
+        let target = path(for: id)
+        guard rename(temporary.path, target) == 0 else {
+            let error = SystemError("rename", path: target)
+            unlink(temporary.path)
+            throw error
+        }
+        return temporary.stamp
+    }
+
+    /// Once a temporary file is durable, its pages are clean and can leave
+    /// the page cache: covers are written once and rarely read soon after,
+    /// and kept cached, a sync of 10,000 of them left 1.5 GB there, pushing
+    /// other programs' data out of memory (see README, Performance). The
+    /// temporary name is coverd's own until the rename, so it is opened again
+    /// by name rather than kept open from the write (which would hold one
+    /// descriptor per cover waiting for its flush). Call after the file is
+    /// durable (dirty pages are not dropped) and before `commit` (after it the
+    /// temporary name is gone, and this does nothing). Advice only: a failure
+    /// leaves the pages cached.
+    public func dropCachedPages(of temporary: TemporaryCover) {
+        // O_NONBLOCK: should something else stand under the name (a FIFO), opening it must not wait.
+        let fd = open(temporary.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        _ = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED)
+        close(fd)
+    }
+
+    public func discard(_ temporary: TemporaryCover) {
+        unlink(temporary.path)
+    }
+
+    /// Removes `<id>.png`; a missing file is not an error.
+    @discardableResult
+    public func remove(_ id: AlbumID) -> Bool {
+        unlink(path(for: id)) == 0
+    }
+
+    public func read(_ id: AlbumID, limit: Int) throws(FileReadError) -> [UInt8] {
+        try readRegularFile(path(for: id), limit: limit)
+    }
+
+}

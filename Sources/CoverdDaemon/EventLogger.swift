@@ -1,0 +1,181 @@
+import Dispatch
+import Foundation
+import Logging
+import CoverdBase
+import CoverdCache
+import CoverdRecords
+import CoverdSync
+
+/// Logs what happens, by observing the bus: every rejected record, every
+/// album added or removed, every cover cached or failed, each with the
+/// structured fields of contract §6 (`event`, `album_id`, `record`, `url`,
+/// `http_status`, `bytes`, `duration_ms`, `error`) as metadata.
+///
+/// One observer per message type on one serial queue, so lines keep the
+/// order in which their messages were posted from any one thread.
+public final class EventLogger: Sendable {
+    private let queue = DispatchQueue(label: "coverd.log")
+    private let tokens: [ObservationToken]
+
+    public init(bus: EventBus, logger: Logger) {
+        let queue = self.queue
+        func on<Message: BusMessage>(_ type: Message.Type, _ body: @escaping @Sendable (Message) -> Void) -> ObservationToken {
+            bus.observe(type, on: queue, handler: body)
+        }
+        tokens = [
+            on(LifecycleChanged.self) { EventLogger.log(logger, $0) },
+            on(RecordRejected.self) { message in
+                let rejection = message.rejection
+                logger.warning(
+                    "rejected album in \(rejection.record): \(rejection.position): \(rejection.error)",
+                    metadata: ["event": "record_invalid", "record": "\(rejection.record)", "error": "\(rejection.error)"])
+            },
+            on(RecordFileFailed.self) { message in
+                logger.warning(
+                    "cannot use record file \(message.error.path): \(message.error.reason)",
+                    metadata: ["event": "record_invalid", "record": "\(message.error.path)", "error": "\(message.error.reason)"])
+            },
+            on(DuplicateAlbumFound.self) { message in
+                let duplicate = message.duplicate
+                logger.warning(
+                    "album \(duplicate.id) appears twice: using \(duplicate.kept), ignoring \(duplicate.ignored)",
+                    metadata: ["event": "record_invalid", "album_id": "\(duplicate.id)", "record": "\(duplicate.ignored)",
+                               "error": "duplicate album id"])
+            },
+            on(AlbumsAdded.self) { message in
+                // A first scan of thousands of albums is one line at info; each album is one at debug.
+                let each: Logger.Level = message.albums.count > EventLogger.bulk ? .debug : .info
+                if each == .debug {
+                    let records = Set(message.albums.map(\.record)).count
+                    logger.info("\(message.albums.count) albums added from \(records) record files", metadata: ["event": "album_added"])
+                }
+                for album in message.albums {
+                    logger.log(
+                        level: each, "album \(album.id) added: \(album.artist) – \(album.title) (\(album.record))",
+                        metadata: ["event": "album_added", "album_id": "\(album.id)", "record": "\(album.record)",
+                                   "url": "\(album.coverURL)"])
+                }
+            },
+            on(AlbumRemoved.self) { message in
+                logger.info(
+                    "album \(message.id) removed: its record is gone",
+                    metadata: ["event": "album_removed", "album_id": "\(message.id)", "record": "\(message.record)",
+                               "url": "\(message.coverURL)"])
+            },
+            on(CoverCached.self) { message in
+                let milliseconds = message.duration.milliseconds
+                var metadata: Logger.Metadata = [
+                    "event": "cover_cached", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
+                    "url": "\(message.album.coverURL)", "bytes": "\(message.bytes)", "duration_ms": "\(milliseconds)",
+                ]
+                if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+                logger.info(
+                    "cached cover for album \(message.album.id): \(message.bytes) bytes from \(message.album.coverURL) in \(milliseconds) ms",
+                    metadata: metadata)
+            },
+            on(CoverFailed.self) { EventLogger.log(logger, $0) },
+            on(CachedCoversLost.self) { EventLogger.log(logger, $0) },
+            on(CoversWaitingForRoom.self) { message in
+                let wait = EventLogger.describeDelay(message.retryAt.timeIntervalSinceNow)
+                logger.notice(
+                    "still no room in the cache for \(message.count) cover(s) (the largest \(message.largestBytes) bytes); looking again in \(wait)",
+                    metadata: ["bytes": "\(message.largestBytes)"])
+            },
+            on(CachedCoversChecked.self) { message in
+                logger.info(
+                    "checked the \(message.compared) covers the index lists as cached in \(message.duration.milliseconds) ms: \(message.lost) to fetch again",
+                    metadata: ["duration_ms": "\(message.duration.milliseconds)"])
+            },
+            on(OperationFailed.self) { message in
+                let text: Logger.Message = "cannot \(message.operation): \(message.error)"
+                switch message.severity {
+                case .notice: logger.notice("\(message.operation): \(message.error)")
+                case .warning: logger.warning(text, metadata: ["error": "\(message.error)"])
+                case .error: logger.error(text, metadata: ["error": "\(message.error)"])
+                }
+            },
+            on(CacheDurabilityChosen.self) { message in
+                logger.info("covers in \(message.directory) are made durable by \(message.method)")
+            },
+            on(SyncProgress.self) { message in
+                logger.debug("\(message.summary.line)")
+            },
+            on(RecordScanCompleted.self) { message in
+                let counts = "\(message.albumCount) albums in \(message.fileCount) record files"
+                switch message.reason {
+                case .overflow:
+                    logger.warning("the inotify queue overflowed (events were lost); rescanned the records: \(counts)")
+                case .reload:
+                    logger.info("rescanned the records: \(counts)")
+                case .startup:
+                    logger.debug("scanned the records: \(counts)")
+                }
+            },
+        ]
+    }
+
+    /// More albums than this in one batch are announced in one line.
+    static let bulk = 20
+
+    /// Waits until every message posted so far is logged.
+    public func flush() {
+        queue.sync {}
+    }
+
+    private static func log(_ logger: Logger, _ message: LifecycleChanged) {
+        let text: String
+        switch message.phase {
+        case .started: text = "coverd \(CoverdVersion.string) starting"
+        case .ready: text = "ready"
+        case .reloading: text = "reloading"
+        case .stopping: text = "stopping"
+        }
+        let line = message.detail.isEmpty ? text : "\(text): \(message.detail)"
+        logger.notice("\(line)", metadata: ["event": "\(message.phase.rawValue)"])
+    }
+
+    /// One warning per cover, or, for a whole cache gone at once, one warning
+    /// and each cover at debug: 100,000 lines would crowd out everything else
+    /// (journald drops a service's lines beyond its rate limit).
+    private static func log(_ logger: Logger, _ message: CachedCoversLost) {
+        let each: Logger.Level = message.covers.count > bulk ? .debug : .warning
+        if each == .debug {
+            logger.warning(
+                "\(message.covers.count) cached covers were missing or corrupt; fetching them again",
+                metadata: ["error": "cached covers missing or corrupt"])
+        }
+        for cover in message.covers {
+            logger.log(
+                level: each, "\(cover.reason): album \(cover.album.id) at \(cover.path); fetching it again",
+                metadata: ["album_id": "\(cover.album.id)", "record": "\(cover.album.record)",
+                           "url": "\(cover.album.coverURL)", "error": "\(cover.reason)"])
+        }
+    }
+
+    private static func log(_ logger: Logger, _ message: CoverFailed) {
+        var metadata: Logger.Metadata = [
+            "event": "cover_failed", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
+            "url": "\(message.album.coverURL)", "error": "\(message.reason)",
+        ]
+        if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+        if let duration = message.duration { metadata["duration_ms"] = "\(duration.milliseconds)" }
+        let wait = message.retryAt.map { describeDelay($0.timeIntervalSinceNow) } ?? "later"
+        if message.permanent {
+            logger.error(
+                "cover for album \(message.album.id) failed: \(message.reason) (\(message.album.coverURL)); next try in \(wait)",
+                metadata: metadata)
+        } else {
+            logger.warning(
+                "cover for album \(message.album.id) not fetched (attempt \(message.attempt)): \(message.reason) (\(message.album.coverURL)); retrying in \(wait)",
+                metadata: metadata)
+        }
+    }
+
+    static func describeDelay(_ seconds: TimeInterval) -> String {
+        let value = max(0, seconds)
+        if value < 10 { return String(format: "%.1f s", value) }
+        if value < 120 { return "\(Int(value.rounded())) s" }
+        if value < 7200 { return "\(Int((value / 60).rounded())) min" }
+        return "\(Int((value / 3600).rounded())) h"
+    }
+}

@@ -1,0 +1,87 @@
+import CoverdBase
+import CoverdModel
+
+/// Identifies one fetch so that it can be cancelled.
+public struct FetchID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "#\(rawValue)" }
+}
+
+/// A body downloaded with a 2xx status.
+public struct FetchedBody: Sendable {
+    public var bytes: [UInt8]
+    public var httpStatus: Int
+    public var effectiveURL: String
+    public var duration: Duration
+}
+
+/// Why a download did not produce a body, and whether trying again may help.
+public struct FetchFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Connection refused or reset, DNS failure, a body cut short.
+        case connection
+        case timeout
+        /// A non-2xx final response.
+        case http(Int)
+        /// Certificate verification or another TLS failure.
+        case tls
+        case tooLarge
+        case tooManyRedirects
+        /// A URL or redirect target with a scheme other than http/https.
+        case disallowedProtocol
+        case cancelled
+        case other
+    }
+
+    public var kind: Kind
+    public var message: String
+    public var httpStatus: Int?
+    /// The server's `Retry-After`, when it sent one with the final response.
+    public var retryAfter: Duration?
+    public var duration: Duration
+
+    public init(kind: Kind, message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil, duration: Duration = .zero) {
+        self.kind = kind
+        self.message = message
+        self.httpStatus = httpStatus
+        self.retryAfter = retryAfter
+        self.duration = duration
+    }
+
+    /// Connection errors, timeouts, 408, 429 and 5xx are worth retrying soon (contract §4).
+    public var isTransient: Bool {
+        switch kind {
+        case .connection, .timeout: return true
+        case .http(let status): return status == 408 || status == 429 || (500...599).contains(status)
+        case .tls, .tooLarge, .tooManyRedirects, .disallowedProtocol, .cancelled, .other: return false
+        }
+    }
+
+    public var description: String { message }
+}
+
+/// How a fetch ended.
+public enum FetchOutcome: Sendable {
+    case success(FetchedBody)
+    case failure(FetchFailure)
+}
+
+/// Downloads cover bodies. Implementations run many transfers at once.
+///
+/// `completion` is called exactly once per `fetch`, on an unspecified thread,
+/// with `.cancelled` when the fetch was cancelled or the fetcher shut down.
+///
+/// Backpressure: every `.success` holds one unit of the fetcher's body
+/// budget until the caller calls `bodyConsumed()`; while the budget is spent,
+/// no new transfer starts, so memory stays bounded however slow the consumer.
+public protocol CoverFetching: Sendable {
+    func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void)
+    func cancel(_ id: FetchID)
+    /// A body delivered with `.success` has been written or dropped.
+    func bodyConsumed()
+    /// New limits and timeouts, for transfers started from now on.
+    func apply(_ settings: FetchSettings) throws(SystemError)
+    /// Cancels everything and stops; returns when no transfer is running.
+    func shutdown()
+}

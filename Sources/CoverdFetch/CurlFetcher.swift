@@ -1,0 +1,87 @@
+import Dispatch
+import Foundation
+import Synchronization
+import CoverdBase
+import CoverdModel
+
+/// Fetches covers with libcurl: one multi handle on a dedicated transfer
+/// thread drives every transfer at once, with connection reuse, under the
+/// `concurrency` and `per_host` limits.
+///
+/// Thread-safe: every method only queues a command for the transfer thread
+/// (waking it unless an earlier command already did: `TransferInbox`);
+/// completions are called on that thread and must return quickly.
+public final class CurlFetcher: CoverFetching {
+    private let inbox: TransferInbox
+    private let userAgent: String
+    private let stopped = DispatchSemaphore(value: 0)
+    private let isShutDown = Atomic<Bool>(false)
+    /// The transfer thread's name.
+    public static let threadName = "coverd-transfer"
+    /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
+    public let notes: [String]
+
+    public convenience init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
+        try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.defaultLongestWait)
+    }
+
+    /// `longestWait`: see `CurlSocketDriver.defaultLongestWait` (tests lengthen it, to see libcurl's timer alone at work).
+    init(settings: FetchSettings, userAgent: String, longestWait: Duration) throws(SystemError) {
+        self.userAgent = userAgent
+        inbox = try TransferInbox()
+        let setup = try TransferSetup(settings: settings, userAgent: userAgent)
+        notes = setup.notes
+        let inbox = self.inbox
+        let epoll = try EpollSet(watching: inbox.wake.descriptor)
+        let stopped = self.stopped
+        let thread = Thread {
+            // Named from inside: Foundation names the kernel's thread (`comm`, 15 bytes at most,
+            // as `top -H` and /proc show it) only for the current thread.
+            Thread.current.name = CurlFetcher.threadName
+            TransferLoop(inbox: inbox, setup: setup, epoll: epoll, longestWait: longestWait).run()
+            stopped.signal()
+        }
+        thread.start()
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        guard inbox.send(.start(id, url, completion)) else {
+            completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            return
+        }
+    }
+
+    public func cancel(_ id: FetchID) {
+        inbox.send(.cancel(id))
+    }
+
+    public func bodyConsumed() {
+        inbox.send(.bodyConsumed)
+    }
+
+    /// Reads `ca_file` here, on the caller's thread, so that an unreadable
+    /// file is the caller's error and the running transfers keep the old settings.
+    public func apply(_ settings: FetchSettings) throws(SystemError) {
+        inbox.send(.settings(try TransferSetup(settings: settings, userAgent: userAgent)))
+    }
+
+    public func shutdown() {
+        guard !isShutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        inbox.send(.shutdown)
+        stopped.wait()
+    }
+
+    /// The libcurl version line, for `--version` and the start-up log.
+    public static var libcurlVersion: String { CurlGlobal.version }
+}
+
+extension CurlFetcher: LivenessProbing {
+    /// Answered by the transfer thread between two turns of its loop.
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        inbox.send(.probe(reply))
+    }
+}

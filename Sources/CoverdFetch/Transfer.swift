@@ -1,0 +1,111 @@
+import CCurl
+import Foundation
+import CoverdModel
+
+/// One download in flight: its easy handle, the body so far, and what the
+/// response headers said. Lives on the transfer thread only; libcurl's
+/// callbacks reach it through an unretained pointer while the loop's table
+/// of active transfers keeps it alive.
+final class Transfer {
+    let id: FetchID
+    let url: CoverURL
+    let completion: @Sendable (FetchOutcome) -> Void
+    let easy: CurlEasy
+    let maxBytes: Int
+    let started = ContinuousClock.now
+    /// libcurl writes a human-readable reason here when a transfer fails.
+    let errorBuffer: UnsafeMutablePointer<CChar>
+
+    private(set) var body: [UInt8] = []
+    private(set) var exceededLimit = false
+    private(set) var abandonedErrorBody = false
+    private var discarded = 0
+    /// An error page longer than this is abandoned (the status is all coverd needs).
+    static let errorBodyLimit = 64 * 1024
+    private(set) var status = 0
+    private(set) var reason = ""
+    private(set) var retryAfter: String?
+
+    init(id: FetchID, url: CoverURL, easy: CurlEasy, maxBytes: Int, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        self.id = id
+        self.url = url
+        self.easy = easy
+        self.maxBytes = maxBytes
+        self.completion = completion
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+    }
+
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    var errorText: String { String(cString: errorBuffer) }
+
+    /// Takes the body out without copying it.
+    func takeBody() -> [UInt8] {
+        defer { body = [] }
+        return body
+    }
+
+    /// Body bytes. Returning fewer than offered makes libcurl abort with
+    /// CURLE_WRITE_ERROR: the size cap holds even without a Content-Length.
+    fileprivate func receive(_ data: UnsafeRawBufferPointer) -> Int {
+        guard (200...299).contains(status) else {
+            // An error page is read and dropped, up to a limit, so the connection can be reused.
+            discarded += data.count
+            if discarded > Transfer.errorBodyLimit {
+                abandonedErrorBody = true
+                return 0
+            }
+            return data.count
+        }
+        guard body.count + data.count <= maxBytes else {
+            exceededLimit = true
+            return 0
+        }
+        body.append(contentsOf: data)
+        return data.count
+    }
+
+    /// One header line. A status line starts a new response (after a redirect
+    /// or a 100 Continue), so what earlier responses said is forgotten.
+    fileprivate func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        switch HTTPHeaderLine(line) {
+        case .status(let code, let text):
+            status = code
+            reason = text
+            retryAfter = nil
+        case .retryAfter(let value):
+            retryAfter = value
+        case .contentLength(let length?) where (200...299).contains(status):
+            if length > maxBytes {
+                exceededLimit = true
+                return false
+            }
+            body.reserveCapacity(length)
+        case .contentLength, .other:
+            break
+        }
+        return true
+    }
+
+    var unmanagedPointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    static func from(_ pointer: UnsafeMutableRawPointer) -> Transfer {
+        Unmanaged<Transfer>.fromOpaque(pointer).takeUnretainedValue()
+    }
+}
+
+/// libcurl's write callback: hands the bytes to the transfer in `userdata`.
+let transferWriteCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    return Transfer.from(userdata).receive(UnsafeRawBufferPointer(start: data, count: size * count))
+}
+
+/// libcurl's header callback; returning 0 aborts (an announced body over the cap).
+let transferHeaderCallback: curl_write_callback = { data, size, count, userdata in
+    guard let userdata, let data else { return 0 }
+    let accepted = Transfer.from(userdata).header(UnsafeRawBufferPointer(start: data, count: size * count))
+    return accepted ? size * count : 0
+}

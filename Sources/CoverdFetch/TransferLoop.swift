@@ -1,0 +1,173 @@
+import CCurl
+import Foundation
+import CoverdBase
+import CoverdModel
+
+/// The transfer thread's state: one multi handle (one connection cache, as
+/// `curl -Z` uses) driven by `curl_multi_socket_action` (`CurlSocketDriver`),
+/// the active transfers, the admission queue and a pool of reusable easy
+/// handles. Created and used on the transfer thread only.
+final class TransferLoop {
+    private let inbox: TransferInbox
+    private var setup: TransferSetup
+    private let driver: CurlSocketDriver
+    private var multi: CurlMulti { driver.multi }
+    private var admission: AdmissionQueue<Waiting>
+    private var active: [FetchID: Transfer] = [:]
+    private var origins: [FetchID: String] = [:]
+    private var waiting: Set<FetchID> = []
+    private var pool: [CurlEasy] = []
+    /// Bodies delivered but not yet consumed (written to a temporary file).
+    private static let bodiesWaitingAllowance = 8
+    private var bodiesInHand = 0
+
+    private struct Waiting {
+        var id: FetchID
+        var url: CoverURL
+        var completion: @Sendable (FetchOutcome) -> Void
+    }
+
+    init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet, longestWait: Duration) {
+        self.inbox = inbox
+        self.setup = setup
+        driver = CurlSocketDriver(multi: CurlMulti(settings: setup.settings), epoll: epoll, longestWait: longestWait)
+        admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
+    }
+
+    /// Runs until a `.shutdown` command; every fetch is completed before it returns.
+    ///
+    /// A transfer added by `startAdmitted` sets libcurl's timer to zero, so
+    /// the wait that follows returns at once and the transfer starts; one that
+    /// finishes frees its slot for the next turn, which starts the next.
+    func run() {
+        while true {
+            let commands = inbox.drain()
+            for (position, command) in commands.enumerated() {
+                if case .shutdown = command {
+                    shutDown(after: commands[(position + 1)...])
+                    return
+                }
+                handle(command)
+            }
+            startAdmitted()
+            if driver.waitAndAct(transfersActive: !active.isEmpty) { inbox.wake.drain() }
+            collectFinished()
+        }
+    }
+
+    private func handle(_ command: TransferCommand) {
+        switch command {
+        case .start(let id, let url, let completion):
+            waiting.insert(id)
+            admission.enqueue(Waiting(id: id, url: url, completion: completion), origin: url.origin)
+        case .cancel(let id):
+            if let transfer = active[id] {
+                finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+            } else if waiting.contains(id) {
+                // Left in the admission queue and skipped when its turn comes.
+                waiting.remove(id)
+            }
+        case .settings(let newSetup):
+            setup = newSetup
+            multi.apply(newSetup.settings)
+            admission.concurrency = newSetup.settings.concurrency
+            admission.perHost = newSetup.settings.perHost
+        case .probe(let reply):
+            reply()
+        case .bodyConsumed:
+            bodiesInHand = max(0, bodiesInHand - 1)
+        case .shutdown:
+            break
+        }
+    }
+
+    private func startAdmitted() {
+        // A few bodies may wait for a worker while every transfer runs: enough
+        // to keep the workers busy, few enough to bound memory (with as many
+        // waiting as running, peak RSS of a 10,000-cover sync was ~8 MiB higher).
+        while bodiesInHand + admission.activeCount < admission.concurrency + TransferLoop.bodiesWaitingAllowance,
+            let (next, origin) = admission.next().map({ ($0.item, $0.origin) })
+        {
+            guard waiting.remove(next.id) != nil else {
+                admission.finished(origin: origin)  // Cancelled while it waited.
+                next.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+                continue
+            }
+            let easy = pool.popLast() ?? CurlEasy()
+            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: setup.settings.maxBytes, completion: next.completion)
+            do {
+                try setup.configure(transfer)
+            } catch {
+                admission.finished(origin: origin)
+                recycle(easy)
+                next.completion(.failure(FetchFailure(kind: .other, message: error.description)))
+                continue
+            }
+            let code = curl_multi_add_handle(multi.handle, easy.handle)
+            guard code == CURLM_OK else {
+                admission.finished(origin: origin)
+                recycle(easy)
+                next.completion(.failure(FetchFailure(kind: .other, message: String(cString: curl_multi_strerror(code)))))
+                continue
+            }
+            active[next.id] = transfer
+            origins[next.id] = origin
+        }
+    }
+
+    private func collectFinished() {
+        var remaining: Int32 = 0
+        while let message = curl_multi_info_read(multi.handle, &remaining) {
+            guard message.pointee.msg == CURLMSG_DONE, let easyHandle = message.pointee.easy_handle else { continue }
+            let code = message.pointee.data.result
+            var pointer: UnsafeMutableRawPointer?
+            coverd_easy_getinfo_pointer(easyHandle, CURLINFO_PRIVATE, &pointer)
+            guard let pointer else { continue }
+            let transfer = Transfer.from(pointer)
+            finish(transfer, with: setup.outcome(of: transfer, code: code, now: Date()))
+        }
+    }
+
+    /// Removes a transfer from the multi handle and reports its outcome. The
+    /// easy handle is removed before the transfer is released, so libcurl
+    /// never calls back into a freed object.
+    private func finish(_ transfer: Transfer, with outcome: FetchOutcome) {
+        curl_multi_remove_handle(multi.handle, transfer.easy.handle)
+        active[transfer.id] = nil
+        if let origin = origins.removeValue(forKey: transfer.id) { admission.finished(origin: origin) }
+        recycle(transfer.easy)
+        if case .success = outcome { bodiesInHand += 1 }
+        transfer.completion(outcome)
+    }
+
+    /// Resets the handle before anything else, so that no option (the error
+    /// buffer, the callback data) still points into a transfer being released.
+    private func recycle(_ easy: CurlEasy) {
+        easy.reset()
+        guard pool.count < admission.concurrency else { return }
+        pool.append(easy)
+    }
+
+    /// Closes the inbox and completes every fetch, queued or running, as
+    /// cancelled; `later` is what the drain that found `.shutdown` held after it.
+    private func shutDown(after later: ArraySlice<TransferCommand>) {
+        for command in later + inbox.close() {
+            switch command {
+            case .start(_, _, let completion): completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            case .probe(let reply): reply()
+            case .cancel, .settings, .bodyConsumed, .shutdown: break
+            }
+        }
+        cancelEverything()
+    }
+
+    private func cancelEverything() {
+        for transfer in Array(active.values) {
+            finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        }
+        for item in admission.removeWaiting(where: { _ in true }) {
+            item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        }
+        waiting.removeAll()
+    }
+}

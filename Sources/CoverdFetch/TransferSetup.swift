@@ -1,0 +1,129 @@
+import CCurl
+import Foundation
+import CoverdBase
+
+/// The options every cover transfer gets, and how a finished transfer's
+/// CURLcode and status become a `FetchOutcome`.
+struct TransferSetup {
+    let settings: FetchSettings
+    let userAgent: String
+    /// The system CA bundle followed by `ca_file`, so a private CA is trusted
+    /// in addition to the public ones; `nil` uses libcurl's defaults.
+    let caBundle: [UInt8]?
+    /// Things worth a warning that did not prevent the setup.
+    private(set) var notes: [String] = []
+
+    init(settings: FetchSettings, userAgent: String) throws(SystemError) {
+        self.settings = settings
+        self.userAgent = userAgent
+        guard let caFile = settings.caFile else {
+            caBundle = nil
+            return
+        }
+        var bundle: [UInt8] = []
+        if let system = CurlGlobal.defaultCABundle {
+            do {
+                bundle = try readRegularFile(system, limit: 16 << 20) + [0x0A]
+            } catch {
+                // Stricter, never looser: only ca_file is trusted then.
+                notes.append("cannot read the system CA bundle \(system) (\(error)); trusting only \(caFile)")
+            }
+        }
+        do {
+            bundle += try readRegularFile(caFile, limit: 16 << 20)
+        } catch {
+            switch error {
+            case .cannotOpen(let code), .readFailed(let code): throw SystemError("read ca_file", path: caFile, code: code)
+            case .notRegularFile, .tooLarge: throw SystemError("read ca_file", path: caFile, code: EINVAL)
+            }
+        }
+        caBundle = bundle
+    }
+
+    func configure(_ transfer: Transfer) throws(CurlSetupError) {
+        let easy = transfer.easy
+        try easy.set(CURLOPT_URL, transfer.url.string, "URL")
+        try easy.set(CURLOPT_PROTOCOLS_STR, "http,https", "PROTOCOLS_STR")
+        try easy.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https", "REDIR_PROTOCOLS_STR")
+        try easy.set(CURLOPT_FOLLOWLOCATION, 1, "FOLLOWLOCATION")
+        try easy.set(CURLOPT_MAXREDIRS, settings.maxRedirects, "MAXREDIRS")
+        try easy.set(CURLOPT_NOSIGNAL, 1, "NOSIGNAL")
+        try easy.set(CURLOPT_SSL_VERIFYPEER, 1, "SSL_VERIFYPEER")
+        try easy.set(CURLOPT_SSL_VERIFYHOST, 2, "SSL_VERIFYHOST")
+        try easy.set(CURLOPT_CONNECTTIMEOUT_MS, Int(settings.connectTimeout.milliseconds), "CONNECTTIMEOUT_MS")
+        try easy.set(CURLOPT_TIMEOUT_MS, Int(settings.totalTimeout.milliseconds), "TIMEOUT_MS")
+        if settings.lowSpeedLimit > 0 {
+            try easy.set(CURLOPT_LOW_SPEED_LIMIT, settings.lowSpeedLimit, "LOW_SPEED_LIMIT")
+            try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(settings.lowSpeedTime.seconds.rounded())), "LOW_SPEED_TIME")
+        }
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.maxBytes), "MAXFILESIZE_LARGE")
+        try easy.set(CURLOPT_USERAGENT, userAgent, "USERAGENT")
+        // No CURLOPT_PIPEWAIT (which curl -Z sets): on http:// libcurl 7.88 then parks new
+        // transfers to a host until one there finishes, not knowing yet whether the host
+        // multiplexes, so one slow answer held up the host's other covers
+        // (silentServerDoesNotHoldUpItsHost). The cost: an HTTP/2 host gets up to perHost
+        // connections instead of one (MAX_HOST_CONNECTIONS caps them), and admission limits
+        // its streams to perHost either way.
+        try easy.set(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE")
+        try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(transfer.errorBuffer), "ERRORBUFFER")
+        try easy.set(CURLOPT_WRITEFUNCTION, callback: transferWriteCallback, "WRITEFUNCTION")
+        try easy.set(CURLOPT_WRITEDATA, pointer: transfer.unmanagedPointer, "WRITEDATA")
+        try easy.set(CURLOPT_HEADERFUNCTION, callback: transferHeaderCallback, "HEADERFUNCTION")
+        try easy.set(CURLOPT_HEADERDATA, pointer: transfer.unmanagedPointer, "HEADERDATA")
+        try easy.set(CURLOPT_PRIVATE, pointer: transfer.unmanagedPointer, "PRIVATE")
+        if let caBundle {
+            // CURL_BLOB_COPY: libcurl keeps its own copy, so no pointer outlives these closures.
+            let code = caBundle.withUnsafeBytes { raw in
+                var blob = curl_blob(data: UnsafeMutableRawPointer(mutating: raw.baseAddress), len: raw.count, flags: UInt32(CURL_BLOB_COPY))
+                return withUnsafeMutablePointer(to: &blob) { pointer in
+                    coverd_easy_setopt_pointer(easy.handle, CURLOPT_CAINFO_BLOB, UnsafeMutableRawPointer(pointer))
+                }
+            }
+            guard code == CURLE_OK else { throw CurlSetupError(option: "CAINFO_BLOB", code: code) }
+        }
+    }
+
+    /// Turns a finished transfer into its outcome (contract §4's classification).
+    func outcome(of transfer: Transfer, code: CURLcode, now: Date) -> FetchOutcome {
+        let duration = ContinuousClock.now - transfer.started
+        let status = transfer.easy.info(long: CURLINFO_RESPONSE_CODE)
+        let detail = transfer.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.errorText
+        func failure(_ kind: FetchFailure.Kind, _ message: String) -> FetchOutcome {
+            .failure(FetchFailure(kind: kind, message: message, httpStatus: status == 0 ? nil : status, duration: duration))
+        }
+        switch code {
+        case CURLE_OK:
+            if (200...299).contains(status) {
+                let url = transfer.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? transfer.url.string
+                return .success(FetchedBody(bytes: transfer.takeBody(), httpStatus: status, effectiveURL: url, duration: duration))
+            }
+            let retryAfter = transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) }
+            let reason = transfer.reason.isEmpty ? "" : " \(transfer.reason)"
+            let message = (300...399).contains(status) ? "HTTP \(status)\(reason) (a redirect without a usable Location)" : "HTTP \(status)\(reason)"
+            return .failure(FetchFailure(kind: .http(status), message: message, httpStatus: status, retryAfter: retryAfter, duration: duration))
+        case CURLE_WRITE_ERROR where transfer.abandonedErrorBody:
+            // The status said enough; the rest of a long error page was not worth reading.
+            return .failure(FetchFailure(
+                kind: .http(transfer.status), message: "HTTP \(transfer.status)" + (transfer.reason.isEmpty ? "" : " \(transfer.reason)"),
+                httpStatus: transfer.status, retryAfter: transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) },
+                duration: duration))
+        case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
+            return failure(.tooLarge, "response is larger than the \(settings.maxBytes)-byte limit")
+        case CURLE_TOO_MANY_REDIRECTS:
+            return failure(.tooManyRedirects, "more than \(settings.maxRedirects) redirects")
+        case CURLE_UNSUPPORTED_PROTOCOL:
+            return failure(.disallowedProtocol, "redirect to a URL coverd does not fetch (only http and https): \(detail)")
+        case CURLE_PEER_FAILED_VERIFICATION:
+            return failure(.tls, "TLS certificate verification failed: \(detail)")
+        case CURLE_SSL_CACERT_BADFILE, CURLE_SSL_CERTPROBLEM, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+            return failure(.tls, "TLS error: \(detail)")
+        case CURLE_OPERATION_TIMEDOUT:
+            return failure(.timeout, "timed out: \(detail)")
+        case CURLE_URL_MALFORMAT, CURLE_BAD_CONTENT_ENCODING:
+            return failure(.other, detail)
+        default:
+            // Connection refused or reset, DNS, a short body, a TLS handshake cut off: try again later.
+            return failure(.connection, "\(detail) (curl error \(code.rawValue))")
+        }
+    }
+}

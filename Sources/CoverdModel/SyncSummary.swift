@@ -1,0 +1,17 @@
+/// The counts behind `status` and systemd's `STATUS=` line.
+public struct SyncSummary: Sendable, Equatable {
+    public var albums: Int
+    public var cached: Int
+    public var pending: Int
+    public var failed: Int
+
+    public init(albums: Int = 0, cached: Int = 0, pending: Int = 0, failed: Int = 0) {
+        self.albums = albums
+        self.cached = cached
+        self.pending = pending
+        self.failed = failed
+    }
+
+    /// `<N> albums: <C> cached, <P> pending, <F> failed`, the contract's STATUS= format.
+    public var line: String { "\(albums) albums: \(cached) cached, \(pending) pending, \(failed) failed" }
+}

@@ -1,0 +1,50 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CoverdBase
+import CoverdModel
+
+/// Writes one album as a record file, atomically: a hidden temporary file
+/// (which the watcher ignores) is written, flushed and renamed to
+/// `<id>.json`, so the watcher only ever sees the complete record.
+public struct RecordWriter: Sendable {
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = directory
+    }
+
+    /// Where `write` puts `album`'s record: `<directory>/<id>.json`.
+    public func path(for album: Album) -> String {
+        join(directory, album.id.rawValue + ".json")
+    }
+
+    /// Returns the path written.
+    public func write(_ album: Album, includeID: Bool) throws(SystemError) -> String {
+        try makeDirectories(directory)
+        var fields = ["\"title\": \(JSONText.quote(album.title))", "\"artist\": \(JSONText.quote(album.artist))"]
+        fields.append("\"cover_url\": \(JSONText.quote(album.coverURL.string))")
+        if let year = album.year { fields.append("\"year\": \(JSONText.quote(year))") }
+        if let genre = album.genre { fields.append("\"genre\": \(JSONText.quote(genre))") }
+        if includeID { fields.append("\"id\": \(JSONText.quote(album.id.rawValue))") }
+        let text = "{\n  " + fields.joined(separator: ",\n  ") + "\n}\n"
+        let target = path(for: album)
+        let temporary = join(directory, ".\(album.id.rawValue).json.\(getpid()).tmp")
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw SystemError("create", path: temporary) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        var failure: SystemError?
+        if written != bytes.count { failure = SystemError("write", path: temporary) }
+        if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
+        close(fd)
+        if failure == nil && rename(temporary, target) != 0 { failure = SystemError("rename", path: target) }
+        if let failure {
+            unlink(temporary)
+            throw failure
+        }
+        return target
+    }
+}

@@ -1,0 +1,260 @@
+import Dispatch
+import Foundation
+import Synchronization
+import CoverdBase
+import CoverdCache
+import CoverdFetch
+import CoverdImages
+import CoverdModel
+import CoverdRecords
+
+/// The facade (BlueLibrary's `LibraryAPI`): observes album updates on the bus,
+/// checks the cache, hands downloads to the fetcher, has bodies validated and
+/// written off its queue, records every state change in the index and posts
+/// the outcomes back on the bus.
+///
+/// Threading: every decision runs on one serial queue, through `SyncPlanner`;
+/// fetch completions and prepared files hop back onto it. Validation and
+/// writing run in a pool of workers so neither a slow disk nor an inflate delays decisions.
+///
+/// Members without `private` are shared with the extension that looks at
+/// cached covers after scans (`CoverCoordinator+Scans.swift`), nothing else.
+public final class CoverCoordinator: Sendable {
+    let bus: EventBus
+    private let fetcher: any CoverFetching
+    let index: CoverIndex
+    let writer: IndexWriter
+    private let store: CoverStore
+    private let directorySync: DirectorySync
+    private let flushes: FlushBatcher
+    /// The first scan's look at the covers it took as cached on the index's word.
+    let cachedCovers = CachedCoverCheck()
+    let queue = DispatchQueue(label: "coverd.coordinator")
+    /// Plain PNGs' validation and temporary files, a job per core; the oldest body goes to any free worker.
+    private let workers: DecodePool
+    /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
+    /// one per core (and four), because each may hold a full-size decoded image.
+    private let decoders: DecodePool
+    let state: Mutex<State>
+    private let timer: Mutex<QueueTimer?> = Mutex(nil)
+    private let progress: ProgressThrottle
+
+    struct State {
+        var planner: SyncPlanner
+        var settings: SyncSettings
+        var scheduledWakeUp: Date?
+        var observations: [ObservationToken] = []
+        var stopped = false
+        /// The latest reload's look at every cached cover; a newer reload's replaces it.
+        var reloadCheck: CachedCoverCheck?
+    }
+
+    public init(
+        bus: EventBus, fetcher: any CoverFetching, index: CoverIndex, writer: IndexWriter, store: CoverStore,
+        settings: SyncSettings, flushes: FlushBatcher
+    ) {
+        self.bus = bus
+        self.fetcher = fetcher
+        self.index = index
+        self.writer = writer
+        self.store = store
+        self.flushes = flushes
+        directorySync = DirectorySync.forRenames(in: store, flushedBy: flushes) { [bus] error in
+            bus.post(OperationFailed(operation: "make renames in the cache durable", error: error.description))
+        }
+        progress = ProgressThrottle(bus: bus, queue: queue)
+        // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
+        let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        workers = DecodePool(label: "coverd.covers", width: workerCount)
+        decoders = DecodePool(label: "coverd.decode", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
+        state = Mutex(State(planner: SyncPlanner(policy: settings.retry), settings: settings))
+    }
+
+    /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
+    public func start() throws(IndexError) {
+        try state.withLock { state throws(IndexError) in
+            try index.forEachRow(expecting: { state.planner.expectRows($0) }) { state.planner.remember($0) }
+        }
+        let observations = [
+            bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
+                self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
+            },
+            bus.observe(AlbumsWithdrawn.self, on: queue) { [weak self] message in
+                self?.run { planner, files, _ in planner.withdraw(message.albums.map(\.id), files: files) }
+            },
+            bus.observe(RecordScanCompleted.self, on: queue) { [weak self] message in
+                self?.scanCompleted(message)
+            },
+            bus.observe(RecordFilesRemoved.self, on: queue) { [weak self] message in
+                self?.run { planner, files, _ in planner.recordsRemoved(message.paths, files: files) }
+            },
+        ]
+        state.withLock { $0.observations = observations }
+        let rearming = QueueTimer(queue: queue) { [weak self] in
+            // Re-armed on every firing: the wall clock may lag the timer's monotonic clock.
+            self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
+        }
+        timer.withLock { $0 = rearming }
+    }
+
+    /// Stops taking work and waits until decisions in flight are done. The
+    /// fetcher must be shut down after this, and `finish()` called last.
+    public func stop() {
+        let observations = state.withLock { state -> [ObservationToken] in
+            state.stopped = true
+            defer { state.observations = [] }
+            return state.observations
+        }
+        observations.forEach { $0.cancel() }
+        decoders.cancelWaiting()
+        queue.sync {
+            // On the queue: a check's decision is either done or never starts.
+            cachedCovers.cancel()
+            state.withLock { $0.reloadCheck?.cancel() }
+            timer.withLock { $0?.cancel() }
+            progress.cancel()
+        }
+    }
+
+    /// Waits until every message delivered so far has been decided on.
+    public func drain() {
+        queue.sync {}
+    }
+
+    /// After the fetcher stopped: lets prepared files land (or be discarded)
+    /// and flushes the index, so nothing temporary or unrecorded remains.
+    ///
+    /// Ordering: once stopped, no new preparation starts (see `perform`), so
+    /// draining the coordinator, then the workers, then the coordinator again
+    /// (for their results) leaves nothing in flight.
+    public func finish() {
+        queue.sync {}
+        decoders.cancelWaiting()  // any submitted by a decision that was already running at stop()
+        workers.waitUntilIdle()
+        decoders.waitUntilIdle()
+        flushes.waitUntilIdle()
+        queue.sync {}
+        directorySync.flush()  // after the renames just made, whose syncs it waits for
+        writer.flush()
+    }
+
+    // MARK: Running the planner
+
+    /// Runs one planner step on the coordinator's queue and performs its effects.
+    func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let (effects, wakeUp, changedWakeUp, settings, stopped, summary) = state.withLock { state in
+            let effects = step(&state.planner, files(state.settings), Date())
+            let wakeUp = state.planner.nextWakeUp()
+            let changed = rearm || wakeUp != state.scheduledWakeUp
+            state.scheduledWakeUp = wakeUp
+            return (effects, wakeUp, changed, state.settings, state.stopped, state.planner.summary)
+        }
+        perform(effects, settings: settings, stopped: stopped)
+        if changedWakeUp {
+            let delay = wakeUp.map { Duration.milliseconds(Int64((max(0, $0.timeIntervalSinceNow) * 1000).rounded(.up))) }
+            timer.withLock { $0?.arm(after: delay) }
+        }
+        progress.offer(summary)
+    }
+
+    func files(_ settings: SyncSettings) -> StoreCoverFiles {
+        StoreCoverFiles(store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes)
+    }
+
+    /// Performs the planner's effects. After `stop()`, no fetch or preparation
+    /// starts any more; decisions and index writes still complete.
+    private func perform(_ effects: [SyncEffect], settings: SyncSettings, stopped: Bool) {
+        var changes: [IndexChange] = []
+        for effect in effects {
+            switch effect {
+            case .fetch where stopped:
+                continue
+            case .prepare(let request) where stopped:
+                if case .download = request.source { fetcher.bodyConsumed() }
+            case .fetch(let id, let url):
+                startFetch(id, url: url)
+            case .cancelFetch(let id):
+                fetcher.cancel(id)
+            case .prepare(let request):
+                let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)
+                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
+            case .index(let change):
+                changes.append(change)
+            case .post(let message):
+                bus.post(message)
+            }
+        }
+        writer.submit(changes)
+    }
+
+    /// Validates or converts a body (or reads a cached copy) and writes one
+    /// temporary file per album, in the worker pool or the decode pool, then
+    /// hands the result back once the files are durable.
+    private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
+        let fetchID = request.fetchID, url = request.url
+        let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
+        let isDownload = body != nil
+        let flushes = self.flushes
+        let job: @Sendable () -> Void = { [weak self] in
+            let ticket = flushes.beginWrite()
+            let written = preparer.prepare(request)
+            // The body is in temporary files now (or refused): the next transfer may start
+            // while these wait for their flush.
+            if isDownload { self?.fetcher.bodyConsumed() }
+            guard let self else { return }
+            let deliver: @Sendable (Result<PreparedFiles, PrepareFailure>) -> Void = { result in
+                self.queue.async {
+                    self.run { planner, files, now in planner.prepared(fetchID, url: url, result: result, now: now, files: files) }
+                }
+            }
+            guard case .success(let prepared) = written else { return deliver(written) }
+            // Renamed into place only once the data is on disk.
+            flushes.afterFlush(ticket: ticket) { error in
+                guard let error else {
+                    // Durable, so clean: the pages can go (files fsynced one by one dropped theirs already).
+                    if flushes.groupCommits { prepared.temporaries.values.forEach(preparer.store.dropCachedPages) }
+                    return deliver(.success(prepared))
+                }
+                prepared.temporaries.values.forEach(preparer.store.discard)
+                deliver(.failure(.storage(error, bytes: prepared.bytes)))
+            }
+        }
+        // Conversions, and cached copies that may need scaling, go to the decode pool.
+        if body.map(preparer.pipeline.decodes) ?? (preparer.pipeline.output.maxDimension != nil) {
+            decoders.submit(job)
+        } else {
+            workers.submit(job)
+        }
+    }
+
+    private func startFetch(_ id: FetchID, url: CoverURL) {
+        fetcher.fetch(id, url: url) { [weak self] outcome in
+            guard let self else { return }
+            self.queue.async {
+                var preparing = false
+                self.run { planner, _, now in
+                    let effects = planner.fetchFinished(id, url: url, outcome: outcome, now: now)
+                    preparing = effects.contains { if case .prepare(let request) = $0 { request.fetchID == id } else { false } }
+                    return effects
+                }
+                // A body no longer wanted (its albums went away meanwhile) is dropped here.
+                if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
+            }
+        }
+    }
+
+    /// New settings (a reload); retries and covers stored from now on use them.
+    public func apply(_ settings: SyncSettings) {
+        state.withLock { state in
+            state.settings = settings
+            state.planner.policy = settings.retry
+        }
+    }
+}
+
+extension CoverCoordinator: LivenessProbing {
+    public func probe(_ reply: @escaping @Sendable () -> Void) {
+        queue.async(execute: reply)
+    }
+}

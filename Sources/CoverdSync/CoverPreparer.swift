@@ -1,0 +1,51 @@
+import CoverdCache
+import CoverdImages
+import CoverdModel
+
+/// The slow half of storing a cover, run in the worker pool or the decode pool:
+/// decide what the bytes are, validate or convert them, and write one
+/// temporary file per album (fsynced here only when `flushEach`; otherwise
+/// the `FlushBatcher` makes the batch durable). The rename into place happens
+/// later, on the coordinator's queue.
+struct CoverPreparer: Sendable {
+    let store: CoverStore
+    let pipeline: CoverImagePipeline
+    var flushEach = false
+
+    func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
+        let png: [UInt8]
+        let status: Int?
+        let duration: Duration
+        switch request.source {
+        case .download(let body):
+            do {
+                png = try pipeline.prepare(body.bytes, sourceURL: request.url.string).png
+            } catch {
+                return .failure(.image(error))
+            }
+            status = body.httpStatus
+            duration = body.duration
+        case .cachedCover(let sibling):
+            let started = ContinuousClock.now
+            do {
+                let bytes = try store.read(sibling, limit: Int.max / 2)
+                png = try pipeline.prepare(bytes, sourceURL: request.url.string).png
+            } catch {
+                return .failure(.sourceUnavailable("\(store.path(for: sibling)): \(error)"))
+            }
+            status = nil
+            duration = ContinuousClock.now - started
+        }
+        var temporaries: [AlbumID: TemporaryCover] = [:]
+        for id in request.albums {
+            do {
+                // Made durable before any rename: here, or in a batch by the FlushBatcher.
+                temporaries[id] = try store.writeTemporary(png, for: id, flush: flushEach)
+            } catch {
+                temporaries.values.forEach(store.discard)
+                return .failure(.storage(error, bytes: png.count))
+            }
+        }
+        return .success(PreparedFiles(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))
+    }
+}

@@ -1,0 +1,85 @@
+import CoverdBase
+import CoverdModel
+import Foundation
+
+// The messages the coordinator posts on the bus. Each is a small value:
+// observers get a copy and never a reference into the planner's state.
+
+/// Albums that the index did not know before, from one batch of records.
+public struct AlbumsAdded: BusMessage {
+    public var albums: [Album]
+}
+
+/// An album whose record went away; it left the index and the cache.
+public struct AlbumRemoved: BusMessage {
+    public var id: AlbumID
+    public var record: String
+    public var coverURL: String
+}
+
+/// A cover stored in the cache.
+public struct CoverCached: BusMessage {
+    public var album: Album
+    public var path: String
+    public var bytes: Int
+    public var httpStatus: Int?
+    public var duration: Duration
+}
+
+/// A cover that could not be fetched or stored.
+public struct CoverFailed: BusMessage {
+    public var album: Album
+    public var reason: String
+    public var httpStatus: Int?
+    public var duration: Duration?
+    /// True when the album is now `failed`; false when it stays `pending` for a retry.
+    public var permanent: Bool
+    public var attempt: Int
+    public var retryAt: Date?
+}
+
+/// Covers whose retry came while the disk was still too full for them: none
+/// was downloaded, and each is looked at again at `retryAt`. One message per
+/// such wake-up, however many covers wait, so a long-full disk is not a flood.
+public struct CoversWaitingForRoom: BusMessage {
+    public var count: Int
+    /// The most one of them needed: the room that would let at least it through.
+    public var largestBytes: Int
+    public var retryAt: Date
+}
+
+/// Covers the daemon held as cached that were found missing or corrupt on
+/// the disk (by the check after the first scan, or on reload), from one
+/// decision step; each is fetched again.
+public struct CachedCoversLost: BusMessage {
+    public struct Cover: Sendable {
+        public var album: Album
+        public var path: String
+        /// Says what was wrong, as the index's error does: "cached cover was missing".
+        public var reason: String
+    }
+
+    public var covers: [Cover]
+}
+
+/// The check after the first scan has begun: `count` covers the index lists
+/// as cached are to be looked at on the disk (`CachedCoversChecked` follows,
+/// unless the daemon stops first).
+public struct CachedCoversCheckStarted: BusMessage {
+    public var count: Int
+}
+
+/// The check after the first scan is done: every cover that scan took as
+/// cached on the index's word and the planner still held as cached (`compared`)
+/// was looked at on the disk, and `lost` of them are fetched again.
+public struct CachedCoversChecked: BusMessage {
+    public var compared: Int
+    public var lost: Int
+    public var duration: Duration
+}
+
+/// The summary changed. Posted after every batch of state changes.
+public struct SyncProgress: BusMessage {
+    public var summary: SyncSummary
+    public init(summary: SyncSummary) { self.summary = summary }
+}

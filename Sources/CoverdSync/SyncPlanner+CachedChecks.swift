@@ -1,0 +1,101 @@
+import Foundation
+import CoverdCache
+import CoverdModel
+
+/// Checks of covers the planner holds as cached: those the first scan took
+/// on the index's word, and every one on reload (`retryAll`), each looked at
+/// by `differing`, then `settleChecked`, driven by `CachedCoverCheck`. A cover found
+/// missing or corrupt is deleted if it is there, fetched again, and said so
+/// on the bus in one message per step.
+extension SyncPlanner {
+    /// Of `ids`, those the planner still holds as cached whose stamp on the
+    /// disk (`found`, nil where no regular file was) differs from the one it
+    /// holds, or that are `flagged` (by `coverd verify`, to be read whatever
+    /// their stamp); and how many of `ids` it still holds as cached. Decides nothing.
+    public func differing(
+        _ ids: [AlbumID], found: [FileStamp?], flagged: Set<AlbumID> = []
+    ) -> (ids: [AlbumID], compared: Int) {
+        precondition(ids.count == found.count, "\(ids.count) albums with \(found.count) stamps")
+        var differ: [AlbumID] = []
+        var compared = 0
+        for (id, stamp) in zip(ids, found) {
+            guard let entry = tracked[id], entry.state == .cached else { continue }
+            compared += 1
+            if stamp == nil || stamp != entry.stamp || flagged.contains(id) { differ.append(id) }
+        }
+        return (differ, compared)
+    }
+
+    /// Verdicts on covers whose stamps differed (or that were flagged), each
+    /// read and validated off the coordinator's queue. A verdict stands if the
+    /// file still has the stamp it was read with (one `stat`); a file that
+    /// changed since is checked on the disk once more, here. An album no
+    /// longer cached (withdrawn, changed, fetched again meanwhile) is left
+    /// alone. A flagged cover found valid has its row written again, which
+    /// clears `coverd verify`'s mark. Returns the effects and how many covers
+    /// are to be fetched again.
+    public mutating func settleChecked(
+        _ ids: [AlbumID], verdicts: [CoverVerdict], flagged: Set<AlbumID> = [], now: Date, files: some CoverFiles
+    ) -> (effects: [SyncEffect], lost: Int) {
+        precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
+        var effects: [SyncEffect] = []
+        var lost: [CachedCoversLost.Cover] = []
+        for (id, verdict) in zip(ids, verdicts) where tracked[id]?.state == .cached {
+            let isFlagged = flagged.contains(id)
+            let check = files.stamp(id) == verdict.stamp
+                ? verdict.check : files.check(id, expected: isFlagged ? nil : row(for: id, now: now))
+            settle(id, check, flagged: isFlagged, now: now, files: files, lost: &lost, effects: &effects)
+        }
+        if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
+        return (effects, lost.count)
+    }
+
+    /// On reload: every waiting job starts now. Returns the albums held as
+    /// cached, whose files the coordinator then has looked at off its queue
+    /// (`CachedCoverCheck`, then `differing` and `settleChecked`): a missing
+    /// or corrupt one is fetched again. Reading and inflating thousands of
+    /// touched or flagged covers here would hold the coordinator's queue
+    /// for seconds, past the watchdog's patience with a large library.
+    public mutating func retryAll(now: Date) -> (effects: [SyncEffect], cached: [AlbumID]) {
+        var effects: [SyncEffect] = []
+        for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
+        // In no particular order: sorting 100,000 ids would hold the queue for nothing.
+        let cached = tracked.compactMap { $0.value.state == .cached ? $0.key : nil }
+        return (effects, cached)
+    }
+
+    /// Acts on what a cached album's file turned out to be. A valid file is
+    /// kept, its stamp updated (and a flagged one's row written, which clears
+    /// `coverd verify`'s mark); otherwise the album is fetched again, and a
+    /// file that is not a valid PNG is deleted meanwhile.
+    private mutating func settle(
+        _ id: AlbumID, _ check: CachedFileCheck, flagged: Bool, now: Date, files: some CoverFiles,
+        lost: inout [CachedCoversLost.Cover], effects: inout [SyncEffect]
+    ) {
+        guard var entry = tracked[id], entry.state == .cached else { return }
+        let reason: String
+        switch check {
+        case .valid(let stamp):
+            if stamp != entry.stamp || flagged {
+                entry.stamp = stamp
+                tracked[id] = entry
+                effects.append(.index(.upsert(row(for: id, now: now))))
+            }
+            return
+        case .missing:
+            reason = "cached cover was missing"
+        case .invalid(let detail):
+            reason = "cached cover was corrupt: \(detail)"
+            files.remove(id)  // Only valid PNGs stay in covers/, even while the new one is fetched.
+        case .unusable(let detail):
+            reason = "cached cover could not be used: \(detail)"
+        }
+        entry.error = reason
+        entry.stamp = nil
+        setState(&entry, .pending)
+        tracked[id] = entry
+        effects.append(.index(.upsert(row(for: id, now: now))))
+        lost.append(CachedCoversLost.Cover(album: entry.album, path: files.path(for: id), reason: reason))
+        attach(id, to: entry.album.coverURL, now: now, effects: &effects)
+    }
+}

@@ -1,0 +1,23 @@
+import CoverdImages
+
+/// What the coordinator needs of the configuration. The daemon hands it a
+/// new one on reload (`CoverCoordinator.apply`); covers already being
+/// stored keep the settings they started with.
+public struct SyncSettings: Sendable, Equatable {
+    public var retry: RetryPolicy
+    public var imageLimits: ImageLimits
+    /// How converted (or scaled) covers are written.
+    public var imageOutput: ImageOutput
+    /// The largest body a download may have (`fetch.max_bytes`); a cached cover read back is bounded by it too.
+    public var maxBodyBytes: Int
+
+    public init(
+        retry: RetryPolicy = RetryPolicy(), imageLimits: ImageLimits = ImageLimits(), imageOutput: ImageOutput = ImageOutput(),
+        maxBodyBytes: Int = 32 * 1024 * 1024
+    ) {
+        self.retry = retry
+        self.imageLimits = imageLimits
+        self.imageOutput = imageOutput
+        self.maxBodyBytes = maxBodyBytes
+    }
+}

@@ -1,0 +1,150 @@
+@testable import CoverdBase
+@testable import CoverdFetch
+@testable import CoverdModel
+import CoverdTestSupport
+import Foundation
+import Synchronization
+import Testing
+
+/// Outcomes by fetch, as the transfer thread reports them.
+final class FetchOutcomes: Sendable {
+    private let results = Mutex<[FetchID: FetchOutcome]>([:])
+
+    /// Records the outcome and, as the daemon does once a body is stored, tells `fetcher` a body was consumed
+    /// (the fetcher starts no more transfers while too many bodies wait).
+    func completion(_ id: FetchID, consumedBy fetcher: CurlFetcher) -> @Sendable (FetchOutcome) -> Void {
+        { [self] outcome in
+            results.withLock { $0[id] = outcome }
+            if case .success = outcome { fetcher.bodyConsumed() }
+        }
+    }
+
+    var all: [FetchID: FetchOutcome] { results.withLock { $0 } }
+    subscript(_ id: FetchID) -> FetchOutcome? { all[id] }
+}
+
+/// The fetcher against a real local HTTP server: the socket events and
+/// libcurl's timers that drive `CurlSocketDriver`.
+@Suite("Curl fetcher", .serialized)
+struct CurlFetcherTests {
+    @Test("Given more covers than transfers at once, when fetched, then each arrives whole")
+    func manyCoversOverFewConnections() throws {
+        // Given: 40 covers of different sizes, at most 4 transfers at once
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        var expected: [FetchID: [UInt8]] = [:]
+        for index in 0..<40 {
+            let png = PNGFixture.make(width: 8 + index * 7, height: 8 + index * 3, seed: index + 1)
+            try server.serve(png, at: "c\(index).png")
+            expected[FetchID(UInt64(index))] = png
+        }
+        var settings = FetchSettings()
+        settings.concurrency = 4
+        settings.perHost = 4
+        let fetcher = try CurlFetcher(settings: settings)
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+
+        // When
+        for index in 0..<40 {
+            let id = FetchID(UInt64(index))
+            fetcher.fetch(id, url: try CoverURL(validating: server.url("c\(index).png")), completion: outcomes.completion(id, consumedBy: fetcher))
+        }
+
+        // Then
+        try waitUntil("all 40 outcomes") { outcomes.all.count == 40 }
+        #expect(try server.requests().maxInFlight <= 4)
+        for (id, bytes) in expected {
+            guard case .success(let body)? = outcomes[id] else {
+                Issue.record("\(id): \(String(describing: outcomes[id]))")
+                continue
+            }
+            #expect(body.bytes == bytes, "\(id)")
+            #expect(body.httpStatus == 200)
+        }
+    }
+
+    @Test("Given a server that never answers and no low-speed limit, when fetched, then libcurl's timer alone ends the transfer at the total timeout")
+    func timerAloneEndsASilentTransfer() throws {
+        // Given: no socket event will ever come; only the total timeout's timer can end it
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        var settings = FetchSettings()
+        settings.lowSpeedLimit = 0
+        settings.totalTimeout = .milliseconds(1500)
+        // No wait of the loop's own ends before an hour: only libcurl's timer can end this one.
+        let fetcher = try CurlFetcher(settings: settings, userAgent: "coverd-test", longestWait: .seconds(3600))
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+        let id = FetchID(1)
+        let started = ContinuousClock.now
+
+        // When
+        fetcher.fetch(id, url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(id, consumedBy: fetcher))
+
+        // Then
+        try waitUntil("the timeout", timeout: 30) { outcomes[id] != nil }
+        let elapsed = ContinuousClock.now - started
+        guard case .failure(let failure)? = outcomes[id] else {
+            Issue.record("expected a timeout, got \(String(describing: outcomes[id]))")
+            return
+        }
+        #expect(failure.kind == .timeout, "\(failure.message)")
+        #expect(elapsed >= .milliseconds(1500))
+    }
+
+    @Test("Given a transfer in progress, when cancelled, then it ends as cancelled and the next fetch still succeeds")
+    func cancelThenFetchAgain() throws {
+        // Given
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        let png = PNGFixture.make(width: 32, height: 32, seed: 7)
+        try server.serve(png, at: "ok.png")
+        let fetcher = try CurlFetcher(settings: FetchSettings())
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+        fetcher.fetch(FetchID(1), url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(FetchID(1), consumedBy: fetcher))
+        try waitUntil("the request to reach the server") { try server.requests().inFlight == 1 }
+
+        // When: cancelled while its transfer runs (not while it waits for a slot)
+        fetcher.cancel(FetchID(1))
+        fetcher.fetch(FetchID(2), url: try CoverURL(validating: server.url("ok.png")), completion: outcomes.completion(FetchID(2), consumedBy: fetcher))
+
+        // Then
+        try waitUntil("both outcomes") { outcomes.all.count == 2 }
+        guard case .failure(let cancelled)? = outcomes[FetchID(1)] else {
+            Issue.record("expected a cancellation, got \(String(describing: outcomes[FetchID(1)]))")
+            return
+        }
+        #expect(cancelled.kind == .cancelled)
+        guard case .success(let body)? = outcomes[FetchID(2)] else {
+            Issue.record("expected the cover, got \(String(describing: outcomes[FetchID(2)]))")
+            return
+        }
+        #expect(body.bytes == png)
+    }
+
+    @Test("Given commands queued before the loop drains, when counted on the eventfd, then they woke it once, and a command after the drain wakes it again")
+    func inboxCoalescesWakeUps() throws {
+        // Given
+        let inbox = try TransferInbox()
+        func signals() -> UInt64 {
+            var value: UInt64 = 0
+            let count = withUnsafeMutableBytes(of: &value) { read(inbox.wake.descriptor, $0.baseAddress, 8) }
+            return count == 8 ? value : 0  // EAGAIN: not signalled since the last read
+        }
+        for _ in 0..<5 { inbox.send(.bodyConsumed) }
+
+        // When
+        let first = signals()
+        let drained = inbox.drain()
+        inbox.send(.bodyConsumed)
+
+        // Then
+        #expect(first == 1)
+        #expect(drained.count == 5)
+        #expect(signals() == 1)
+        #expect(inbox.drain().count == 1)
+        #expect(signals() == 0)
+    }
+}
