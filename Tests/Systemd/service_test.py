@@ -3,9 +3,10 @@
 
 Run by scripts/test-systemd.sh as root inside a private mount namespace
 (`unshare --mount`): /run/systemd, /run/log and /run/user become tmpfs, a fresh
-directory is bind-mounted over root's home, journald and the user manager are
-started, and `make install` puts coverd into that home. Each check prints
-"ok - ..." or "FAIL - ..."; the exit status is the number of failures.
+directory is bind-mounted over root's home (the checkout, if it lives there,
+is mounted back at its own path: private_home.py), journald and the user
+manager are started, and `make install` puts coverd into that home. Each check
+prints "ok - ..." or "FAIL - ..."; the exit status is the number of failures.
 """
 import json
 import os
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from private_home import cover_home, is_within, uncover_home
 
 TOP = sys.argv[1]
 FAILURES = []
@@ -67,10 +70,11 @@ def coverd(*args):
 
 # -- the private world ------------------------------------------------------
 
-work = tempfile.mkdtemp(prefix="coverd-systemd-")
+HOME = pwd.getpwuid(0).pw_dir
+# The private world (the fresh home, the covers served) must stay visible once the home is covered.
+work = tempfile.mkdtemp(prefix="coverd-systemd-", dir="/tmp" if is_within(tempfile.gettempdir(), HOME) else None)
 fresh_home = os.path.join(work, "home")
 os.makedirs(fresh_home)
-HOME = pwd.getpwuid(0).pw_dir
 ENV = {
     "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
     "HOME": fresh_home,
@@ -93,7 +97,8 @@ for path in ("/run/systemd", "/run/log", "/run/user"):
 os.makedirs("/run/systemd/system")
 os.makedirs("/run/systemd/journal")
 os.makedirs("/run/user/0", mode=0o700)
-run(["mount", "--bind", fresh_home, HOME])
+# After this, the scripts, the cover server and `make uninstall` are still read from TOP.
+home_mounts = cover_home(HOME, fresh_home, keep=[TOP])
 ENV = {"PATH": ENV["PATH"], "HOME": HOME, "LANG": "C.UTF-8", "XDG_RUNTIME_DIR": "/run/user/0"}
 
 unit = os.path.join(HOME, ".config/systemd/user/coverd.service")
@@ -297,7 +302,9 @@ finally:
     for process in reversed(PROCESSES):
         process.kill()
         process.wait()
-    subprocess.run(["umount", HOME])
+    stayed = uncover_home(home_mounts)
+    if stayed:
+        print(f"# still mounted: {' '.join(stayed)}", flush=True)
     shutil.rmtree(work, ignore_errors=True)
 
 print(f"# {len(FAILURES)} failure(s)" + (": " + "; ".join(FAILURES) if FAILURES else ""), flush=True)
