@@ -1,6 +1,8 @@
 #!/bin/sh
-# Runs Tests/Systemd/service_test.py: coverd as a real systemd user service,
-# with journald and `systemd --user` in a private mount namespace.
+# Runs Tests/Systemd/private_home_test.py (the private home keeps a checkout
+# that lives under it reachable), then Tests/Systemd/service_test.py: coverd as
+# a real systemd user service, with journald and `systemd --user` in a private
+# mount namespace.
 # It needs root (for the namespace). Under CI it must run; elsewhere it skips loudly.
 set -eu
 top="$(cd "$(dirname "$0")/.." && pwd)"
@@ -14,4 +16,8 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "##########################################################################" >&2
     exit 0
 fi
-exec unshare --mount --propagation private /usr/bin/python3 "$top/Tests/Systemd/service_test.py" "$top"
+# Both run, so one failing does not hide the other's results.
+status=0
+unshare --mount --propagation private /usr/bin/python3 "$top/Tests/Systemd/private_home_test.py" "$top" || status=$?
+unshare --mount --propagation private /usr/bin/python3 "$top/Tests/Systemd/service_test.py" "$top" || status=$?
+exit "$status"
