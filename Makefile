@@ -57,7 +57,7 @@ test: build
 	$(MAKE) asan-e2e
 	$(MAKE) fuzz FUZZ_SECONDS=60
 
-# The benchmark's table (see README, Performance): coverd against curl -Z on loopback nginx.
+# The benchmark's table (README.md, Performance; the harness in bench/README.md): coverd against curl -Z on loopback nginx.
 # BENCH_ARGS="--runs 5 -n 10000"; BENCH_TMPFS=1 to leave the disk out.
 bench: release
 	@./scripts/ensure-deps.sh nginx iproute2

@@ -291,7 +291,7 @@ class Coverd:
         self.started = time.monotonic()
         command = [binary, "run", "--records", records, "--cache", cache, "--config", config, "--log-target", "stderr",
                    *extra, *EXTRA_ARGS]
-        # BENCH_PERF=<file>: record the full sync's CPU profile (for the README's profile
+        # BENCH_PERF=<file>: record the full sync's CPU profile (for bench/README.md's profile
         # section), one file per run (<file>.<n>). perf cannot attach to a running process
         # here, so it starts coverd itself.
         profile = None
