@@ -97,7 +97,7 @@ let package = Package(
             exclude: ["cover_server.py", "make_hostile_records.py"]
         ),
         .testTarget(name: "CoverdBaseTests", dependencies: ["CLinux", "CoverdBase", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdModelTests", dependencies: ["CoverdTestSupport", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdModelTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "CoverdRecordsTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdTestSupport"]),
         .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "CoverdFetchTests", dependencies: ["CoverdBase", "CoverdFetch", "CoverdModel", "CoverdTestSupport"]),

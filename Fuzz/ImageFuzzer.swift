@@ -13,7 +13,7 @@ public func imageFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // Half the inputs are also scaled down, so the resampler sees what the decoders make.
     let output = ImageOutput(maxDimension: size % 2 == 0 ? 48 : nil, compressionLevel: 1)
     do throws(CoverImageError) {
-        let cover = try CoverImagePipeline(limits: limits, output: output).prepare(bytes, sourceURL: "https://fuzz.example/c")
+        let cover = try CoverImagePipeline(limits: limits, output: output).makePNG(from: bytes, sourceURL: "https://fuzz.example/c")
         if cover.png == bytes {
             // Kept byte for byte: only a PNG within every limit may be.
             precondition(cover.sourceKind == .png && (output.maxDimension.map { max(cover.info.width, cover.info.height) <= $0 } ?? true))

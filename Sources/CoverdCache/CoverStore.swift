@@ -42,14 +42,14 @@ public struct TemporaryCover: Sendable {
 /// `openat`, 14% of the samples. In `incoming/`, which holds only the covers
 /// being written, they are short. Where a rename from `incoming/` into
 /// `covers/` cannot work (`covers/` a symlink to another disk, or a bind
-/// mount: EXDEV), `prepared()` keeps the temporaries in `covers/` itself, as
+/// mount: EXDEV), `setUp()` keeps the temporaries in `covers/` itself, as
 /// versions before this one did.
 public struct CoverStore: Sendable {
     public let directory: String
     /// `incoming/`, swept for leftovers whether or not it is `temporaryDirectory`.
     public let incomingDirectory: String
     /// Where covers are written before they are renamed into `directory`:
-    /// `incomingDirectory`, or `directory` itself (see `prepared()`).
+    /// `incomingDirectory`, or `directory` itself (see `setUp()`).
     public private(set) var temporaryDirectory: String
     /// Free space a cover write leaves untouched, so that on a nearly full
     /// disk the index can still record why covers are not being stored.
@@ -65,8 +65,11 @@ public struct CoverStore: Sendable {
         self.reserveBytes = reserveBytes
     }
 
+    /// Where covers are, without the means to change them.
+    public var paths: CoverPaths { CoverPaths(directory: directory) }
+
     public func path(for id: AlbumID) -> String {
-        join(directory, id.rawValue + ".png")
+        paths.path(for: id)
     }
 
     public func createDirectory() throws(SystemError) {
@@ -78,7 +81,7 @@ public struct CoverStore: Sendable {
     /// with: temporaries in `incoming/` when a file renamed from there lands
     /// in `covers/`, else in `covers/` (the rename would fail with EXDEV).
     /// `renameFailure` says why, when the temporaries stay in `covers/`.
-    public func prepared() throws(SystemError) -> (store: CoverStore, renameFailure: SystemError?) {
+    public func setUp() throws(SystemError) -> (store: CoverStore, renameFailure: SystemError?) {
         try createDirectory()
         guard let failure = CoverStore.renameFailure(from: incomingDirectory, to: directory) else { return (self, nil) }
         var fallback = self
@@ -138,12 +141,17 @@ public struct CoverStore: Sendable {
         (listDirectory(directory) ?? []).compactMap(\.name)
     }
 
+    /// The room there is now for covers, with this store's reserve.
+    public func freeSpace() -> FreeSpace {
+        guard reserveBytes > 0 else { return FreeSpace(available: nil, reserve: 0) }
+        var space = statvfs()
+        guard statvfs(directory, &space) == 0 else { return FreeSpace(available: nil, reserve: reserveBytes) }  // Unknown: let the write find out.
+        return FreeSpace(available: Int(space.f_bavail) &* Int(space.f_frsize), reserve: reserveBytes)
+    }
+
     /// Whether a cover of `bytes` fits while leaving the reserve free.
     public func hasRoom(for bytes: Int) -> Bool {
-        guard reserveBytes > 0 else { return true }
-        var space = statvfs()
-        guard statvfs(directory, &space) == 0 else { return true }  // Unknown: let the write find out.
-        return Int(space.f_bavail) &* Int(space.f_frsize) >= bytes + reserveBytes
+        freeSpace().fits(bytes)
     }
 
     /// Writes `bytes` to a new temporary file. With `flush`, it is fsynced

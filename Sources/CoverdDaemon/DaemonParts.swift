@@ -43,9 +43,9 @@ struct DaemonParts {
             throw DaemonError("\(error)")
         }
         do {
-            let prepared = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).prepared()
-            store = prepared.store
-            if let failure = prepared.renameFailure {
+            let setUp = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).setUp()
+            store = setUp.store
+            if let failure = setUp.renameFailure {
                 bus.post(OperationFailed(
                     operation: "write covers through \(store.incomingDirectory)",
                     error: "\(failure); writing them in \(store.directory) instead", severity: .notice))

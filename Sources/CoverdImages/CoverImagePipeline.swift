@@ -12,7 +12,7 @@ public struct ImageOutput: Sendable, Equatable {
 }
 
 /// A body that passed inspection, ready to be written as `<id>.png`.
-public struct PreparedCover: Sendable {
+public struct CoverPNG: Sendable {
     public var png: [UInt8]
     /// What the stored PNG's header says.
     public var info: PNGInfo
@@ -54,7 +54,7 @@ public struct CoverImagePipeline: Sendable {
     }
 
     /// `sourceURL` is recorded in a converted cover's `tEXt` chunk.
-    public func prepare(_ body: [UInt8], sourceURL: String? = nil) throws(CoverImageError) -> PreparedCover {
+    public func makePNG(from body: [UInt8], sourceURL: String? = nil) throws(CoverImageError) -> CoverPNG {
         let kind = ImageKind(sniffing: body)
         let decoded: DecodedImage
         switch kind {
@@ -66,7 +66,7 @@ public struct CoverImagePipeline: Sendable {
                 throw .invalidPNG(error)
             }
             guard let maxDimension = output.maxDimension, info.width > maxDimension || info.height > maxDimension else {
-                return PreparedCover(png: body, info: info, sourceKind: .png)
+                return CoverPNG(png: body, info: info, sourceKind: .png)
             }
             decoded = DecodedImage(image: try PNGDecoder().decode(body))
         case .jpeg:
@@ -84,7 +84,7 @@ public struct CoverImagePipeline: Sendable {
     }
 
     /// Scales (in stored orientation, on as few pixels as possible), orients, and encodes.
-    private func encode(_ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?) throws(CoverImageError) -> PreparedCover {
+    private func encode(_ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?) throws(CoverImageError) -> CoverPNG {
         var image = decoded.image
         if let maxDimension = output.maxDimension {
             let shown = ImageResampler.fitting(width: decoded.shownWidth, height: decoded.shownHeight, maxDimension: maxDimension)
@@ -99,6 +99,6 @@ public struct CoverImagePipeline: Sendable {
         let png = try PNGEncoder(compressionLevel: output.compressionLevel).encode(image, text: text)
         let colorType = Int(PNGEncoder.colorType(channels: image.channels))
         let info = PNGInfo(width: image.width, height: image.height, bitDepth: 8, colorType: colorType, interlaced: false)
-        return PreparedCover(png: png, info: info, sourceKind: kind)
+        return CoverPNG(png: png, info: info, sourceKind: kind)
     }
 }

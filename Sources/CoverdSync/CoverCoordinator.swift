@@ -14,7 +14,7 @@ import CoverdRecords
 /// the outcomes back on the bus.
 ///
 /// Threading: every decision runs on one serial queue, through `SyncPlanner`;
-/// fetch completions and prepared files hop back onto it. Validation and
+/// fetch completions and staged files hop back onto it. Validation and
 /// writing run in a pool of workers so neither a slow disk nor an inflate delays decisions.
 ///
 /// Members without `private` are shared with the extension that looks at
@@ -31,10 +31,10 @@ public final class CoverCoordinator: Sendable {
     let cachedCovers = CachedCoverCheck()
     let queue = DispatchQueue(label: "coverd.coordinator")
     /// Plain PNGs' validation and temporary files, a job per core; the oldest body goes to any free worker.
-    private let workers: DecodePool
+    private let workers: WorkPool
     /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
     /// one per core (and four), because each may hold a full-size decoded image.
-    private let decoders: DecodePool
+    private let converters: WorkPool
     let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progress: ProgressThrottle
@@ -65,9 +65,9 @@ public final class CoverCoordinator: Sendable {
         progress = ProgressThrottle(bus: bus, queue: queue)
         // One worker per core: validating and writing is CPU work (the syncs are batched elsewhere).
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
-        workers = DecodePool(label: "coverd.covers", width: workerCount)
-        decoders = DecodePool(label: "coverd.decode", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
-        state = Mutex(State(planner: SyncPlanner(policy: settings.retry), settings: settings))
+        workers = WorkPool(label: "coverd.covers", width: workerCount)
+        converters = WorkPool(label: "coverd.convert", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
+        state = Mutex(State(planner: SyncPlanner(policy: settings.retry, paths: store.paths), settings: settings))
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
@@ -106,7 +106,7 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
-        decoders.cancelWaiting()
+        converters.cancelWaiting()
         queue.sync {
             // On the queue: a check's decision is either done or never starts.
             cachedCovers.cancel()
@@ -121,17 +121,17 @@ public final class CoverCoordinator: Sendable {
         queue.sync {}
     }
 
-    /// After the fetcher stopped: lets prepared files land (or be discarded)
+    /// After the fetcher stopped: lets staged files land (or be discarded)
     /// and flushes the index, so nothing temporary or unrecorded remains.
     ///
-    /// Ordering: once stopped, no new preparation starts (see `perform`), so
+    /// Ordering: once stopped, no new staging starts (see `perform`), so
     /// draining the coordinator, then the workers, then the coordinator again
     /// (for their results) leaves nothing in flight.
     public func finish() {
         queue.sync {}
-        decoders.cancelWaiting()  // any submitted by a decision that was already running at stop()
+        converters.cancelWaiting()  // any submitted by a decision that was already running at stop()
         workers.waitUntilIdle()
-        decoders.waitUntilIdle()
+        converters.waitUntilIdle()
         flushes.waitUntilIdle()
         queue.sync {}
         directorySync.flush()  // after the renames just made, whose syncs it waits for
@@ -162,23 +162,29 @@ public final class CoverCoordinator: Sendable {
         StoreCoverFiles(store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes)
     }
 
-    /// Performs the planner's effects. After `stop()`, no fetch or preparation
-    /// starts any more; decisions and index writes still complete.
+    /// Performs the planner's effects. After `stop()`, no fetch or staging
+    /// starts any more; decisions and index writes still complete. File
+    /// effects were carried out by the step already (`SyncPlanner+CoverFiles`);
+    /// any left are carried out here.
     private func perform(_ effects: [SyncEffect], settings: SyncSettings, stopped: Bool) {
         var changes: [IndexChange] = []
         for effect in effects {
             switch effect {
             case .fetch where stopped:
                 continue
-            case .prepare(let request) where stopped:
+            case .stage(let request) where stopped:
                 if case .download = request.source { fetcher.bodyConsumed() }
             case .fetch(let id, let url):
                 startFetch(id, url: url)
             case .cancelFetch(let id):
                 fetcher.cancel(id)
-            case .prepare(let request):
+            case .stage(let request):
                 let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)
-                prepare(request, with: CoverPreparer(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
+                stage(request, with: CoverStager(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
+            case .removeCover(let id):
+                store.remove(id)
+            case .discard(let temporary):
+                store.discard(temporary)
             case .index(let change):
                 changes.append(change)
             case .post(let message):
@@ -189,40 +195,40 @@ public final class CoverCoordinator: Sendable {
     }
 
     /// Validates or converts a body (or reads a cached copy) and writes one
-    /// temporary file per album, in the worker pool or the decode pool, then
-    /// hands the result back once the files are durable.
-    private func prepare(_ request: PrepareRequest, with preparer: CoverPreparer) {
+    /// temporary file per album, in the worker pool or the conversion pool,
+    /// then hands the result back once the files are durable.
+    private func stage(_ request: StageRequest, with stager: CoverStager) {
         let fetchID = request.fetchID, url = request.url
         let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
         let isDownload = body != nil
         let flushes = self.flushes
         let job: @Sendable () -> Void = { [weak self] in
             let ticket = flushes.beginWrite()
-            let written = preparer.prepare(request)
+            let written = stager.stage(request)
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
             if isDownload { self?.fetcher.bodyConsumed() }
             guard let self else { return }
-            let deliver: @Sendable (Result<PreparedFiles, PrepareFailure>) -> Void = { result in
+            let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {
-                    self.run { planner, files, now in planner.prepared(fetchID, url: url, result: result, now: now, files: files) }
+                    self.run { planner, files, now in planner.staged(fetchID, url: url, result: result, now: now, files: files) }
                 }
             }
-            guard case .success(let prepared) = written else { return deliver(written) }
+            guard case .success(let staged) = written else { return deliver(written) }
             // Renamed into place only once the data is on disk.
             flushes.afterFlush(ticket: ticket) { error in
                 guard let error else {
                     // Durable, so clean: the pages can go (files fsynced one by one dropped theirs already).
-                    if flushes.groupCommits { prepared.temporaries.values.forEach(preparer.store.dropCachedPages) }
-                    return deliver(.success(prepared))
+                    if flushes.groupCommits { staged.temporaries.values.forEach(stager.store.dropCachedPages) }
+                    return deliver(.success(staged))
                 }
-                prepared.temporaries.values.forEach(preparer.store.discard)
-                deliver(.failure(.storage(error, bytes: prepared.bytes)))
+                staged.temporaries.values.forEach(stager.store.discard)
+                deliver(.failure(.storage(error, bytes: staged.bytes)))
             }
         }
-        // Conversions, and cached copies that may need scaling, go to the decode pool.
-        if body.map(preparer.pipeline.decodes) ?? (preparer.pipeline.output.maxDimension != nil) {
-            decoders.submit(job)
+        // Conversions, and cached copies that may need scaling, go to the conversion pool.
+        if body.map(stager.pipeline.decodes) ?? (stager.pipeline.output.maxDimension != nil) {
+            converters.submit(job)
         } else {
             workers.submit(job)
         }
@@ -232,14 +238,14 @@ public final class CoverCoordinator: Sendable {
         fetcher.fetch(id, url: url) { [weak self] outcome in
             guard let self else { return }
             self.queue.async {
-                var preparing = false
+                var staging = false
                 self.run { planner, _, now in
                     let effects = planner.fetchFinished(id, url: url, outcome: outcome, now: now)
-                    preparing = effects.contains { if case .prepare(let request) = $0 { request.fetchID == id } else { false } }
+                    staging = effects.contains { if case .stage(let request) = $0 { request.fetchID == id } else { false } }
                     return effects
                 }
                 // A body no longer wanted (its albums went away meanwhile) is dropped here.
-                if case .success = outcome, !preparing { self.fetcher.bodyConsumed() }
+                if case .success = outcome, !staging { self.fetcher.bodyConsumed() }
             }
         }
     }

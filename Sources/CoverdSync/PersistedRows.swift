@@ -20,6 +20,10 @@ struct PersistedRows {
     private var recordIndex: [String: Int] = [:]
     private var sorted = true
     private(set) var unclaimedCount = 0
+    /// Unclaimed rows whose cover a claim would have to look at on disk (a
+    /// pending row, or a cached one without a stamp): few or none, so a
+    /// first scan over a cached library asks nothing of them.
+    private var rowsToCheck: Set<AlbumID> = []
 
     init() {}
 
@@ -55,25 +59,49 @@ struct PersistedRows {
         starts.append(UInt32(start))
         claimed.append(false)
         unclaimedCount += 1
+        if row.state == .pending || (row.state == .cached && row.stamp == nil) { rowsToCheck.insert(row.id) }
+    }
+
+    /// Whether any unclaimed row may need its cover looked at (`mayNeedCheck`).
+    var hasRowsToCheck: Bool { !rowsToCheck.isEmpty }
+
+    /// Whether `id`'s row, claimed, would need its cover looked at: it is pending, or cached without a stamp.
+    func mayNeedCheck(_ id: AlbumID) -> Bool { rowsToCheck.contains(id) }
+
+    /// The row for `id`, if it is still unclaimed, left unclaimed.
+    mutating func peek(_ id: AlbumID) -> IndexRow? {
+        guard let index = unclaimedIndex(of: id) else { return nil }
+        return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
     }
 
     /// The row for `id`, if it is still unclaimed; it is claimed by this call.
     mutating func claim(_ id: AlbumID) -> IndexRow? {
+        guard let index = unclaimedIndex(of: id) else { return nil }
+        claimed[index] = true
+        unclaimedCount -= 1
+        if !rowsToCheck.isEmpty { rowsToCheck.remove(id) }
+        return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
+    }
+
+    /// Every unclaimed row, in id order, left unclaimed.
+    mutating func unclaimedRows() -> [IndexRow] {
+        sortIfNeeded()
+        return starts.indices.compactMap { index in
+            claimed[index] ? nil : PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
+        }
+    }
+
+    private mutating func unclaimedIndex(of id: AlbumID) -> Int? {
         guard unclaimedCount > 0 else { return nil }
         sortIfNeeded()
         var raw = id.rawValue
         guard let index = raw.withUTF8({ position(of: $0) }), !claimed[index] else { return nil }
-        claimed[index] = true
-        unclaimedCount -= 1
-        return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
+        return index
     }
 
     /// Every unclaimed row, in id order; afterwards the store is empty.
     mutating func takeUnclaimed() -> [IndexRow] {
-        sortIfNeeded()
-        let left = starts.indices.compactMap { index in
-            claimed[index] ? nil : PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
-        }
+        let left = unclaimedRows()
         self = PersistedRows()
         return left
     }

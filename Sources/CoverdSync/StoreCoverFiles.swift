@@ -65,7 +65,7 @@ struct StoreCoverFiles: CoverFiles, Sendable {
         store.path(for: id)
     }
 
-    func hasRoom(for bytes: Int) -> Bool {
-        store.hasRoom(for: bytes)
+    func freeSpace() -> FreeSpace {
+        store.freeSpace()
     }
 }

@@ -1,6 +1,6 @@
-import Foundation
 import CoverdCache
 import CoverdModel
+import Foundation
 
 /// Checks of covers the planner holds as cached: those the first scan took
 /// on the index's word, and every one on reload (`retryAll`), each looked at
@@ -26,25 +26,27 @@ extension SyncPlanner {
         return (differ, compared)
     }
 
-    /// Verdicts on covers whose stamps differed (or that were flagged), each
-    /// read and validated off the coordinator's queue. A verdict stands if the
-    /// file still has the stamp it was read with (one `stat`); a file that
-    /// changed since is checked on the disk once more, here. An album no
-    /// longer cached (withdrawn, changed, fetched again meanwhile) is left
-    /// alone. A flagged cover found valid has its row written again, which
-    /// clears `coverd verify`'s mark. Returns the effects and how many covers
-    /// are to be fetched again.
+    /// The index row of an album the planner holds as cached; nil for any other.
+    public func cachedRow(_ id: AlbumID, now: Date) -> IndexRow? {
+        tracked[id]?.state == .cached ? row(for: id, now: now) : nil
+    }
+
+    /// What the covers of `ids` turned out to be, each read and validated
+    /// off the coordinator's queue, and confirmed on it (a file changed
+    /// since its read is looked at once more there: `SyncPlanner+CoverFiles`);
+    /// nil for an album no longer cached (withdrawn, changed, fetched again
+    /// meanwhile), which is left alone. A flagged cover found valid has its
+    /// row written again, which clears `coverd verify`'s mark. Returns the
+    /// effects and how many covers are to be fetched again.
     public mutating func settleChecked(
-        _ ids: [AlbumID], verdicts: [CoverVerdict], flagged: Set<AlbumID> = [], now: Date, files: some CoverFiles
+        _ ids: [AlbumID], checks: [CachedFileCheck?], flagged: Set<AlbumID> = [], now: Date
     ) -> (effects: [SyncEffect], lost: Int) {
-        precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
+        precondition(ids.count == checks.count, "\(ids.count) albums with \(checks.count) checks")
         var effects: [SyncEffect] = []
         var lost: [CachedCoversLost.Cover] = []
-        for (id, verdict) in zip(ids, verdicts) where tracked[id]?.state == .cached {
-            let isFlagged = flagged.contains(id)
-            let check = files.stamp(id) == verdict.stamp
-                ? verdict.check : files.check(id, expected: isFlagged ? nil : row(for: id, now: now))
-            settle(id, check, flagged: isFlagged, now: now, files: files, lost: &lost, effects: &effects)
+        for (id, check) in zip(ids, checks) {
+            guard let check, tracked[id]?.state == .cached else { continue }
+            settle(id, check, flagged: flagged.contains(id), now: now, lost: &lost, effects: &effects)
         }
         if !lost.isEmpty { effects.append(.post(CachedCoversLost(covers: lost))) }
         return (effects, lost.count)
@@ -60,8 +62,7 @@ extension SyncPlanner {
         var effects: [SyncEffect] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
         // In no particular order: sorting 100,000 ids would hold the queue for nothing.
-        let cached = tracked.compactMap { $0.value.state == .cached ? $0.key : nil }
-        return (effects, cached)
+        return (effects, tracked.ids { $0.state == .cached })
     }
 
     /// Acts on what a cached album's file turned out to be. A valid file is
@@ -69,7 +70,7 @@ extension SyncPlanner {
     /// `coverd verify`'s mark); otherwise the album is fetched again, and a
     /// file that is not a valid PNG is deleted meanwhile.
     private mutating func settle(
-        _ id: AlbumID, _ check: CachedFileCheck, flagged: Bool, now: Date, files: some CoverFiles,
+        _ id: AlbumID, _ check: CachedFileCheck, flagged: Bool, now: Date,
         lost: inout [CachedCoversLost.Cover], effects: inout [SyncEffect]
     ) {
         guard var entry = tracked[id], entry.state == .cached else { return }
@@ -78,7 +79,7 @@ extension SyncPlanner {
         case .valid(let stamp):
             if stamp != entry.stamp || flagged {
                 entry.stamp = stamp
-                tracked[id] = entry
+                tracked.store(entry)
                 effects.append(.index(.upsert(row(for: id, now: now))))
             }
             return
@@ -86,16 +87,16 @@ extension SyncPlanner {
             reason = "cached cover was missing"
         case .invalid(let detail):
             reason = "cached cover was corrupt: \(detail)"
-            files.remove(id)  // Only valid PNGs stay in covers/, even while the new one is fetched.
+            effects.append(.removeCover(id))  // Only valid PNGs stay in covers/, even while the new one is fetched.
         case .unusable(let detail):
             reason = "cached cover could not be used: \(detail)"
         }
         entry.error = reason
         entry.stamp = nil
-        setState(&entry, .pending)
-        tracked[id] = entry
+        tracked.setState(&entry, .pending)
+        tracked.store(entry)
         effects.append(.index(.upsert(row(for: id, now: now))))
-        lost.append(CachedCoversLost.Cover(album: entry.album, path: files.path(for: id), reason: reason))
+        lost.append(CachedCoversLost.Cover(album: entry.album, path: paths.path(for: id), reason: reason))
         attach(id, to: entry.album.coverURL, now: now, effects: &effects)
     }
 }

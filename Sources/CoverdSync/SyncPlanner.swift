@@ -1,18 +1,23 @@
-import Foundation
+import CoverdBase
 import CoverdCache
 import CoverdFetch
 import CoverdModel
 import CoverdRecords
+import Foundation
 
-/// The coordinator's decisions, as a state machine: which albums exist, the
-/// state of each cover, and one job per URL (however many albums share it).
+/// The coordinator's decisions, as a pure state machine: which albums exist,
+/// the state of each cover, and one job per URL (however many albums share it).
 ///
-/// Events go in (albums updated or withdrawn, fetches and stores finished,
-/// timers due); effects come out (fetch, cancel, prepare, index, post) for
-/// the coordinator to perform. File checks and renames go through
-/// `CoverFiles`. Not thread-safe: the coordinator calls it from one queue.
+/// Events go in (albums updated or withdrawn, fetches and staging finished,
+/// timers due), with what the files turned out to be where a decision needs
+/// it; effects come out (fetch, cancel, stage, remove, discard, index, post)
+/// for the coordinator to perform. The planner does no I/O: what it needs
+/// looked at on disk it names first (`coversToCheck`,
+/// `temporariesToCommit`), and `SyncPlanner+CoverFiles` runs each step
+/// against the files that way. Not thread-safe: the coordinator calls it
+/// from one queue.
 public struct SyncPlanner {
-    var tracked: [AlbumID: TrackedAlbum] = [:]
+    var tracked = TrackedAlbums()
     var jobs: [CoverURL: CoverJob] = [:]
     /// Rows from the index not yet matched by a record in this run.
     var persisted = PersistedRows()
@@ -20,23 +25,23 @@ public struct SyncPlanner {
     /// When covers waiting for room on a full disk are next looked at: all
     /// share it, so one wake-up (and one log line) covers them all.
     var roomLook: Date?
-    /// Albums whose cover is cached, by URL: a new album with such a URL gets
-    /// a copy, not a download. Built the first time an album needs a cover
-    /// (nil until then): a restart over a fully cached library never needs it.
-    var cachedByURL: [CoverURL: AlbumIDGroup]?
     /// Albums the first scan took as cached on the index's word alone (its
     /// stamp, without a look at the file), for `CachedCoverCheck`.
-    private var unchecked: [AlbumID] = []
-    private(set) var summary = SyncSummary()
+    var unchecked: [AlbumID] = []
     var policy: RetryPolicy
+    /// Where the covers are, for the paths in messages.
+    let paths: CoverPaths
     var random: () -> Double
     private var nextFetch: UInt64 = 0
     private var nextToken: UInt64 = 0
 
-    public init(policy: RetryPolicy, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
+    public init(policy: RetryPolicy, paths: CoverPaths, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
         self.policy = policy
+        self.paths = paths
         self.random = random
     }
+
+    public var summary: SyncSummary { tracked.summary }
 
     /// What the index remembers from earlier runs.
     public mutating func load(_ rows: [IndexRow]) {
@@ -74,8 +79,22 @@ public struct SyncPlanner {
 
     // MARK: Records
 
-    /// New or changed albums. A cached album with an unchanged URL costs nothing.
-    public mutating func update(_ albums: [Album], now: Date, files: some CoverFiles) -> [SyncEffect] {
+    /// The files `update(albums)` needs looked at: new albums whose index row
+    /// (same URL, not failed) may have a cover on disk without a stamp to
+    /// trust, a pending row's file renamed into place just before a crash, say.
+    public mutating func coversToCheck(before albums: [Album]) -> [CoverCheck] {
+        guard persisted.hasRowsToCheck else { return [] }
+        return albums.compactMap { album in
+            guard tracked[album.id] == nil, persisted.mayNeedCheck(album.id), let row = persisted.peek(album.id),
+                row.coverURL == album.coverURL.string
+            else { return nil }
+            return CoverCheck(id: album.id, expected: row.state == .cached ? row : nil)
+        }
+    }
+
+    /// New or changed albums, with what their files turned out to be
+    /// (`coversToCheck`). A cached album with an unchanged URL costs nothing.
+    public mutating func update(_ albums: [Album], checks: [AlbumID: CachedFileCheck] = [:], now: Date) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         var added: [Album] = []
         for album in albums {
@@ -83,97 +102,113 @@ public struct SyncPlanner {
                 current.restored = false
                 if current.album.coverURL != album.coverURL {
                     detach(album.id, from: current.album.coverURL, effects: &effects)
-                    files.remove(album.id)
-                    setState(&current, .pending)  // Before the URL changes: it unlists the old URL's cached copy.
+                    effects.append(.removeCover(album.id))
+                    tracked.setState(&current, .pending)  // Before the URL changes: it unlists the old URL's cached copy.
                     current.album = album
                     current.attempts = 0
                     current.error = nil
                     current.stamp = nil
                     current.nextRetry = nil
-                    tracked[album.id] = current
+                    tracked.store(current)
                     attach(album.id, to: album.coverURL, now: now, retryWaiting: true, effects: &effects)
                 } else if current.album.differsInContent(from: album) {
                     current.album = album
-                    tracked[album.id] = current
+                    tracked.store(current)
                     if current.state == .failed { retryNow(album.coverURL, now: now, effects: &effects) }
                 } else {
                     current.album = album  // Only the record file or position moved.
-                    tracked[album.id] = current
+                    tracked.store(current)
                 }
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
             }
             let previous = persisted.claim(album.id)
             if previous == nil { added.append(album) }
-            track(album, previous: previous, trustingIndex: true, now: now, files: files, effects: &effects)
+            track(album, previous: previous, trustingIndex: true, check: checks[album.id], now: now, effects: &effects)
         }
         if !added.isEmpty { effects.append(.post(AlbumsAdded(albums: added))) }
         return effects
     }
 
     /// Albums whose records are gone: forgotten, their covers deleted.
-    public mutating func withdraw(_ ids: [AlbumID], files: some CoverFiles) -> [SyncEffect] {
+    public mutating func withdraw(_ ids: [AlbumID]) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for id in ids {
-            guard var current = tracked.removeValue(forKey: id) else { continue }
-            setState(&current, .pending)
-            adjust(.pending, by: -1)
+            guard let current = tracked.remove(id) else { continue }
             detach(id, from: current.album.coverURL, effects: &effects)
-            files.remove(id)
+            effects.append(.removeCover(id))
             effects.append(.index(.delete(id)))
             effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL.string)))
         }
         return effects
     }
 
+    /// The files `scanCompleted(scan)` needs looked at: those of index rows
+    /// kept because their record file exists but could not be read.
+    public mutating func coversToCheck(beforeCompleting scan: RecordScanCompleted) -> [CoverCheck] {
+        guard !scan.unreadable.isEmpty else { return [] }
+        return persisted.unclaimedRows().compactMap { row in
+            guard scan.isUnreadable(row.record), row.state != .failed, row.album != nil else { return nil }
+            return CoverCheck(id: row.id, expected: row.state == .cached ? row : nil)
+        }
+    }
+
     /// A full scan finished. After the first one, index rows no record
     /// claimed belong to albums deleted while the daemon was stopped, unless
     /// their record file exists but could not be read: those are kept, from
-    /// the index, until the file is fixed or deleted (nothing is lost to a typo).
-    public mutating func scanCompleted(_ scan: RecordScanCompleted, now: Date, files: some CoverFiles) -> [SyncEffect] {
+    /// the index, until the file is fixed or deleted (nothing is lost to a
+    /// typo), with what their files turned out to be.
+    public mutating func scanCompleted(
+        _ scan: RecordScanCompleted, checks: [AlbumID: CachedFileCheck] = [:], now: Date
+    ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for row in persisted.takeUnclaimed() {
             if scan.isUnreadable(row.record), let album = row.album {
-                track(album, previous: row, trustingIndex: false, now: now, files: files, effects: &effects)
-                tracked[row.id]?.restored = true
+                track(album, previous: row, trustingIndex: false, check: checks[row.id], now: now, effects: &effects)
+                if var entry = tracked[row.id] {
+                    entry.restored = true
+                    tracked.store(entry)
+                }
                 continue
             }
-            files.remove(row.id)
+            effects.append(.removeCover(row.id))
             effects.append(.index(.delete(row.id)))
             effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
         }
         assert(scan.reason == .startup || scan.albumIDs != nil, "a \(scan.reason) scan without its album ids")
         if scan.reason != .startup, let present = scan.albumIDs {
-            let missing = tracked.filter { !present.contains($0.key) && !scan.isUnreadable($0.value.album.record) }
-            effects += withdraw(missing.keys.sorted(), files: files)
+            let missing = tracked.ids { !present.contains($0.album.id) && !scan.isUnreadable($0.album.record) }
+            effects += withdraw(missing.sorted())
         }
         return effects
     }
 
     /// Record files or directories went away: albums kept only from the index go too.
-    public mutating func recordsRemoved(_ paths: [String], files: some CoverFiles) -> [SyncEffect] {
-        let orphans = tracked.filter { _, entry in
+    public mutating func recordsRemoved(_ paths: [String]) -> [SyncEffect] {
+        let orphans = tracked.ids { entry in
             entry.restored && paths.contains { entry.album.record == $0 || entry.album.record.hasPrefix($0 + "/") }
         }
-        return withdraw(orphans.keys.sorted(), files: files)
+        return withdraw(orphans.sorted())
     }
 
     // MARK: Starting an album
 
+    /// Starts tracking `album`. `check` is what its file turned out to be,
+    /// where `coversToCheck` asked for a look; a cached row's stamp is taken
+    /// on the index's word while `trustingIndex`.
     private mutating func track(
-        _ album: Album, previous: IndexRow?, trustingIndex: Bool, now: Date, files: some CoverFiles,
+        _ album: Album, previous: IndexRow?, trustingIndex: Bool, check: CachedFileCheck?, now: Date,
         effects: inout [SyncEffect]
     ) {
-        var entry = TrackedAlbum(album: album, state: .pending)
-        adjust(.pending, by: 1)
+        var entry = tracked.start(album)
         defer {
             // A restart over an unchanged library writes nothing.
             let row = self.row(for: album.id, now: now)
             if previous.map({ !row.sameContent(as: $0) }) ?? true { effects.append(.index(.upsert(row))) }
         }
         guard let row = previous, row.coverURL == album.coverURL.string else {
-            if previous != nil { files.remove(album.id) }  // A cover of the old URL.
-            tracked[album.id] = entry
+            if previous != nil { effects.append(.removeCover(album.id)) }  // A cover of the old URL.
+            tracked.store(entry)
             // A new album on a URL that just failed shares that failure: 20,000 new
             // records naming one dead URL must not mean 20,000 requests.
             attach(album.id, to: album.coverURL, now: now, retryWaiting: previous != nil, effects: &effects)
@@ -187,24 +222,22 @@ public struct SyncPlanner {
         // In the first scan a cached row's stamp is taken on the index's
         // word, and its file looked at once the scan is over: a `stat` of
         // 100,000 covers the kernel has not cached took most of a cold start.
-        let expected = row.state == .cached ? row : nil
-        let indexStamp = trustingIndex ? expected?.stamp : nil
+        let indexStamp = trustingIndex && row.state == .cached ? row.stamp : nil
         if indexStamp != nil { unchecked.append(album.id) }
-        if row.state != .failed,
-            case .valid(let stamp) = indexStamp.map(CachedFileCheck.valid) ?? files.check(album.id, expected: expected)
-        {
+        assert(row.state == .failed || indexStamp != nil || check != nil, "no look at \(album.id)'s file, which may be there")
+        if row.state != .failed, case .valid(let stamp)? = indexStamp.map(CachedFileCheck.valid) ?? check {
             entry.stamp = stamp
             entry.error = nil
             entry.attempts = 0
-            setState(&entry, .cached)
-            tracked[album.id] = entry
+            tracked.setState(&entry, .cached)
+            tracked.store(entry)
             return
         }
         let recordChanged = row.title != album.title || row.artist != album.artist || row.year != album.year || row.genre != album.genre
         if row.state == .failed {
-            setState(&entry, .failed)
+            tracked.setState(&entry, .failed)
         }
-        tracked[album.id] = entry
+        tracked.store(entry)
         if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
             waitForRetry(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
         } else {
@@ -220,50 +253,259 @@ public struct SyncPlanner {
         }
         let token = newToken()
         jobs[url] = CoverJob(url: url, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
-        tracked[id]?.nextRetry = due
+        if var entry = tracked[id] {
+            entry.nextRetry = due
+            tracked.store(entry)
+        }
         retries.push(RetryHeap.Entry(due: due, url: url, token: token))
     }
 
+    // MARK: Jobs: one per URL, however many albums share it
+
+    /// Adds an album to its URL's job. With no job, another album's cached
+    /// copy of the URL is used if there is one, else a fetch starts. A job
+    /// waiting to retry starts at once when `retryWaiting` (the album's record
+    /// changed); otherwise the album shares its last failure.
+    mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
+        guard var job = jobs[url] else {
+            let fetchID = newFetchID()
+            if let sibling = tracked.cachedCopies(of: url).first(where: { $0 != id }) {
+                jobs[url] = CoverJob(url: url, waiters: [id], phase: .storing(fetchID))
+                effects.append(.stage(StageRequest(fetchID: fetchID, url: url, source: .cachedCover(sibling), albums: [id])))
+                return
+            }
+            jobs[url] = CoverJob(url: url, waiters: [id], phase: .fetching(fetchID))
+            effects.append(.fetch(fetchID, url))
+            return
+        }
+        switch job.phase {
+        case .storing: job.lateWaiters.insert(id)
+        case .fetching: job.waiters.insert(id)
+        case .waiting:
+            job.waiters.insert(id)
+            jobs[url] = job
+            if retryWaiting {
+                retryNow(url, now: now, effects: &effects)
+                return
+            }
+            if let failure = job.lastFailure, var entry = tracked[id] {
+                entry.error = failure.message
+                entry.attempts = job.attempts
+                tracked.setState(&entry, failure.permanent ? .failed : .pending)
+                tracked.store(entry)
+            }
+        }
+        jobs[url] = job
+    }
+
+    /// Removes an album from its job; a job nobody waits for is cancelled.
+    mutating func detach(_ id: AlbumID, from url: CoverURL, effects: inout [SyncEffect]) {
+        guard var job = jobs[url] else { return }
+        job.waiters.remove(id)
+        job.lateWaiters.remove(id)
+        guard job.waiters.isEmpty && job.lateWaiters.isEmpty else {
+            jobs[url] = job
+            return
+        }
+        jobs[url] = nil
+        if case .fetching(let fetchID) = job.phase { effects.append(.cancelFetch(fetchID)) }
+    }
+
+    /// Starts a waiting job now (a changed record, a reload).
+    mutating func retryNow(_ url: CoverURL, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[url], case .waiting = job.phase else { return }
+        let fetchID = newFetchID()
+        job.phase = .fetching(fetchID)
+        job.attempts = 0
+        jobs[url] = job
+        effects.append(.fetch(fetchID, url))
+    }
+
+    // MARK: Outcomes
+
+    /// A download ended. Stale outcomes (a job cancelled or restarted since) are ignored.
+    public mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
+        guard var job = jobs[url], job.phase == .fetching(fetchID) else { return [] }
+        switch outcome {
+        case .success(let body):
+            job.phase = .storing(fetchID)
+            jobs[url] = job
+            return [.stage(StageRequest(fetchID: fetchID, url: url, source: .download(body), albums: job.waiters.sorted()))]
+        case .failure(let failure):
+            if failure.kind == .cancelled { return [] }
+            var effects: [SyncEffect] = []
+            fail(url, FailedAttempt(failure), now: now, effects: &effects)
+            return effects
+        }
+    }
+
+    /// Staging failed. A cached copy that could not be used is fetched instead.
+    public mutating func stagingFailed(_ fetchID: FetchID, url: CoverURL, failure: StagingFailure, now: Date) -> [SyncEffect] {
+        guard var job = jobs[url], job.phase == .storing(fetchID) else { return [] }
+        job.waiters.formUnion(job.lateWaiters)
+        job.lateWaiters = []
+        if case .sourceUnavailable = failure {
+            // The other album's copy is gone or bad: download instead.
+            let fetchID = newFetchID()
+            job.phase = .fetching(fetchID)
+            jobs[url] = job
+            return [.fetch(fetchID, url)]
+        }
+        if case .storage(_, let bytes) = failure { job.storageBytes = bytes }
+        jobs[url] = job
+        var effects: [SyncEffect] = []
+        fail(url, FailedAttempt(failure), now: now, effects: &effects)
+        return effects
+    }
+
+    /// Of a job's staged temporaries, those to rename into place now: the
+    /// files of albums that still want this URL (none for a stale job). The
+    /// caller renames them, then reports with `committed`.
+    public func temporariesToCommit(_ fetchID: FetchID, url: CoverURL, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
+        guard let job = jobs[url], job.phase == .storing(fetchID) else { return [:] }
+        return staged.temporaries.filter { id, _ in tracked[id]?.album.coverURL == url && job.waiters.contains(id) }
+    }
+
+    /// The renames `temporariesToCommit` asked for were made (`renamed`:
+    /// each album's new stamp, or why its rename failed). Committed albums
+    /// are cached; staged files nobody took are discarded; waiters that got
+    /// no file go round again.
+    public mutating func committed(
+        _ fetchID: FetchID, url: CoverURL, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
+    ) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
+            effects.append(.discard(temporary))
+        }
+        guard let job = jobs[url], job.phase == .storing(fetchID) else { return effects }
+        var unstored: Set<AlbumID> = job.lateWaiters
+        var storageError: SystemError?
+        for (id, outcome) in renamed.sorted(by: { $0.key < $1.key }) {
+            guard var entry = tracked[id] else { continue }
+            let stamp: FileStamp
+            switch outcome {
+            case .success(let renamedStamp):
+                stamp = renamedStamp
+            case .failure(let error):
+                storageError = error
+                unstored.insert(id)
+                continue
+            }
+            entry.stamp = stamp
+            entry.error = nil
+            entry.attempts = 0
+            entry.nextRetry = nil
+            entry.httpStatus = staged.httpStatus
+            tracked.setState(&entry, .cached)
+            tracked.store(entry)
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            effects.append(.post(CoverCached(
+                album: entry.album, path: paths.path(for: id), bytes: staged.bytes,
+                httpStatus: staged.httpStatus, duration: staged.duration)))
+        }
+        // Waiters that got no file (they joined late, or a rename failed) go round again.
+        unstored.formUnion(job.waiters.filter { staged.temporaries[$0] == nil })
+        jobs[url] = nil
+        guard !unstored.isEmpty else { return effects }
+        if let storageError {
+            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: staged.bytes)
+            fail(url, FailedAttempt(.storage(storageError, bytes: staged.bytes)), now: now, effects: &effects)
+        } else {
+            for id in unstored.sorted() { attach(id, to: url, now: now, effects: &effects) }
+        }
+        return effects
+    }
+
+    /// Jobs whose retry time has come start again. One that failed for a
+    /// full disk waits for the next look (`roomLook`, shared by all such
+    /// jobs) while the cover would still not fit in `space`: downloading it
+    /// again only to fail again would waste the network. Each look that
+    /// finds no room posts one `CoversWaitingForRoom` and moves the waiting
+    /// albums' next try in the index to the next look.
+    public mutating func timerFired(now: Date, space: FreeSpace) -> [SyncEffect] {
+        var effects: [SyncEffect] = []
+        var stillFull: [(CoverURL, CoverJob)] = []
+        while let entry = retries.earliest, entry.due <= now {
+            _ = retries.pop()
+            guard var job = jobs[entry.url], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
+            if let bytes = job.storageBytes, !space.fits(bytes) {
+                stillFull.append((entry.url, job))
+                continue
+            }
+            job.storageBytes = nil
+            let fetchID = newFetchID()
+            job.phase = .fetching(fetchID)
+            jobs[entry.url] = job
+            effects.append(.fetch(fetchID, entry.url))
+        }
+        let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
+        if !stillFull.isEmpty {
+            roomLook = due
+            let largest = stillFull.compactMap { $0.1.storageBytes }.max() ?? 0
+            effects.append(.post(CoversWaitingForRoom(count: stillFull.count, largestBytes: largest, retryAt: due)))
+        }
+        for (url, var job) in stillFull {
+            let token = newToken()
+            job.phase = .waiting(until: due, token: token)
+            jobs[url] = job
+            retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+            // `status` would otherwise show a next try already past while the disk stays full.
+            for id in job.waiters.sorted() {
+                guard var entry = tracked[id] else { continue }
+                entry.nextRetry = due
+                tracked.store(entry)
+                effects.append(.index(.upsert(row(for: id, now: now))))
+            }
+        }
+        return effects
+    }
+
+    /// Records a failed attempt for every album waiting on `url` and schedules the next one.
+    private mutating func fail(_ url: CoverURL, _ attempt: FailedAttempt, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[url] else { return }
+        job.attempts += 1
+        if !attempt.storage { job.storageBytes = nil }
+        let delay: Duration
+        if attempt.permanent {
+            delay = policy.failedInterval
+        } else if let retryAfter = attempt.retryAfter {
+            // Honour the server, within reason: never sooner than half the first backoff, never beyond the failed interval.
+            delay = min(max(retryAfter, policy.initialDelay / 2), policy.failedInterval)
+        } else {
+            let backoff = Backoff(policy: policy).delay(attempt: job.attempts, unit: random())
+            delay = attempt.storage ? min(backoff, policy.storageMaxDelay) : backoff
+        }
+        var due = now.addingTimeInterval(delay.seconds)
+        if attempt.outOfSpace {
+            // Every cover waiting for room is looked at together (see `timerFired`); a look
+            // further off than the storage limit (the clock stepped back) is not joined.
+            if let look = roomLook, look > now, look <= now.addingTimeInterval(policy.storageMaxDelay.seconds) {
+                due = look
+            } else {
+                roomLook = due
+            }
+        }
+        let token = newToken()
+        job.phase = .waiting(until: due, token: token)
+        job.lastFailure = (attempt.message, attempt.permanent, attempt.httpStatus)
+        jobs[url] = job
+        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+        for id in job.waiters.sorted() {
+            guard var entry = tracked[id] else { continue }
+            entry.error = attempt.message
+            entry.attempts = job.attempts
+            entry.nextRetry = due
+            entry.httpStatus = attempt.httpStatus
+            tracked.setState(&entry, attempt.permanent ? .failed : .pending)
+            tracked.store(entry)
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            effects.append(.post(CoverFailed(
+                album: entry.album, reason: attempt.message, httpStatus: attempt.httpStatus, duration: attempt.duration,
+                permanent: attempt.permanent, attempt: job.attempts, retryAt: due)))
+        }
+    }
+
     // MARK: Bookkeeping
-
-    /// The only place an album's state changes, so counts and the cached-by-URL list stay exact.
-    mutating func setState(_ entry: inout TrackedAlbum, _ state: CoverState) {
-        guard entry.state != state else { return }
-        if cachedByURL != nil {
-            let url = entry.album.coverURL
-            if entry.state == .cached {
-                cachedByURL?[url]?.remove(entry.album.id)
-                if cachedByURL?[url]?.isEmpty == true { cachedByURL?[url] = nil }
-            }
-            if state == .cached, cachedByURL?[url]?.insert(entry.album.id) == nil {
-                cachedByURL?[url] = AlbumIDGroup(entry.album.id)
-            }
-        }
-        adjust(entry.state, by: -1)
-        adjust(state, by: 1)
-        entry.state = state
-    }
-
-    /// The albums whose cover of `url` is cached, sorted.
-    mutating func cachedCopies(of url: CoverURL) -> [AlbumID] {
-        if cachedByURL == nil {
-            var map: [CoverURL: AlbumIDGroup] = [:]
-            for (id, entry) in tracked where entry.state == .cached {
-                if map[entry.album.coverURL]?.insert(id) == nil { map[entry.album.coverURL] = AlbumIDGroup(id) }
-            }
-            cachedByURL = map
-        }
-        return cachedByURL?[url]?.sorted ?? []
-    }
-
-    private mutating func adjust(_ state: CoverState, by delta: Int) {
-        switch state {
-        case .cached: summary.cached += delta
-        case .pending: summary.pending += delta
-        case .failed: summary.failed += delta
-        }
-        summary.albums += delta
-    }
 
     mutating func newFetchID() -> FetchID {
         nextFetch += 1

@@ -58,7 +58,7 @@ struct CacheTests {
         #expect(store.removeLeftovers() == [own.path])
     }
 
-    @Test("Given covers/ a symlink to a directory on another mount, when the store is prepared, then temporaries are written in covers/ and a cover still commits",
+    @Test("Given covers/ a symlink to a directory on another mount, when the store is set up, then temporaries are written in covers/ and a cover still commits",
           .enabled(if: FileManager.default.fileExists(atPath: "/dev/shm"), "no /dev/shm to stand for another mount"))
     func coversOnAnotherMount() throws {
         // Given
@@ -68,12 +68,12 @@ struct CacheTests {
         defer { try? FileManager.default.removeItem(atPath: other) }
         try makeDirectories(elsewhere.path)
         try FileManager.default.createSymbolicLink(atPath: elsewhere.path + "/covers", withDestinationPath: other)
-        let sameMount = try CoverStore(cacheDirectory: directory.path).prepared()
+        let sameMount = try CoverStore(cacheDirectory: directory.path).setUp()
         try #require(CoverStore.renameFailure(from: elsewhere.path, to: other)?.code == EXDEV, "/dev/shm is on the same mount here")
 
         // When
-        let prepared = try CoverStore(cacheDirectory: elsewhere.path).prepared()
-        let store = prepared.store
+        let setUp = try CoverStore(cacheDirectory: elsewhere.path).setUp()
+        let store = setUp.store
         let id = try AlbumID(validating: "x")
         let temporary = try store.writeTemporary(PNGFixture.make(), for: id)
         _ = try store.commit(temporary, as: id)
@@ -84,7 +84,7 @@ struct CacheTests {
         #expect(store.temporaryDirectory == store.directory)
         #expect(store.renamedDirectories == [store.directory])
         #expect(sameMount.store.renamedDirectories == [sameMount.store.directory, sameMount.store.incomingDirectory])
-        #expect(prepared.renameFailure?.description.contains("Invalid cross-device link") == true, "\(String(describing: prepared.renameFailure))")
+        #expect(setUp.renameFailure?.description.contains("Invalid cross-device link") == true, "\(String(describing: setUp.renameFailure))")
         #expect(readBytes(other + "/x.png") == PNGFixture.make())
         #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["x.png"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)

@@ -12,8 +12,8 @@ struct ImageConversionTests {
     static let url = "https://covers.example/a/cover"
 
     /// Converts, checks the PNG is whole (full inflate), and decodes it independently.
-    func convert(_ body: [UInt8], _ tools: ImageTools, output: ImageOutput = ImageOutput()) throws -> (PreparedCover, Raster) {
-        let cover = try CoverImagePipeline(output: output).prepare(body, sourceURL: Self.url)
+    func convert(_ body: [UInt8], _ tools: ImageTools, output: ImageOutput = ImageOutput()) throws -> (CoverPNG, Raster) {
+        let cover = try CoverImagePipeline(output: output).makePNG(from: body, sourceURL: Self.url)
         _ = try PNGValidator().validate(cover.png)
         return (cover, try tools.decodePNG(cover.png))
     }
@@ -83,7 +83,7 @@ struct ImageConversionTests {
                                  input: ("in.ppm", Raster.pattern(width: 1000, height: 1000, channels: 3).pam), output: "p.jpg")
         var limits = ImageLimits()
         limits.maxPixels = 1_000_000
-        let cover = try CoverImagePipeline(limits: limits).prepare(jpeg)
+        let cover = try CoverImagePipeline(limits: limits).makePNG(from: jpeg)
         #expect(cover.info.width == 1000 && cover.info.height == 1000)
     }
 
@@ -191,7 +191,7 @@ struct ImageConversionTests {
         let source = Raster.pattern(width: 80, height: 60, channels: 3)
         let png = try tools.run("pnmtopng in.ppm > out.png", input: ("in.ppm", source.pam), output: "out.png")
         let jpeg = try tools.run("cjpeg in.ppm > out.jpg", input: ("in.ppm", source.pam), output: "out.jpg")
-        #expect(try CoverImagePipeline(output: ImageOutput(maxDimension: 80)).prepare(png).png == png)
+        #expect(try CoverImagePipeline(output: ImageOutput(maxDimension: 80)).makePNG(from: png).png == png)
         let (_, decoded) = try convert(jpeg, tools, output: ImageOutput(maxDimension: 80))
         #expect((decoded.width, decoded.height) == (80, 60))
     }
@@ -234,8 +234,8 @@ struct ImageConversionTests {
         let tools = ImageTools()
         let webp = try tools.run("cwebp -quiet -lossless in.ppm -o out.webp",
                                  input: ("in.ppm", Raster.pattern(width: 120, height: 90, channels: 3).pam), output: "out.webp")
-        let stored = try CoverImagePipeline(output: ImageOutput(compressionLevel: 0)).prepare(webp)
-        let packed = try CoverImagePipeline(output: ImageOutput(compressionLevel: 9)).prepare(webp)
+        let stored = try CoverImagePipeline(output: ImageOutput(compressionLevel: 0)).makePNG(from: webp)
+        let packed = try CoverImagePipeline(output: ImageOutput(compressionLevel: 9)).makePNG(from: webp)
         #expect(stored.png.count > 120 * 90 * 3)
         #expect(packed.png.count < stored.png.count / 4)
         #expect(try tools.decodePNG(stored.png) == tools.decodePNG(packed.png))

@@ -65,14 +65,14 @@ struct PNGValidatorTests {
         #expect(ImageKind(sniffing: [1, 2, 3]) == .unknown)
     }
 
-    @Test("Given a body, when prepared for the cache, then only valid PNG passes and other kinds are explained")
+    @Test("Given a body, when made into a cover PNG, then only valid PNG passes and other kinds are explained")
     func pipeline() throws {
         let pipeline = CoverImagePipeline()
         let png = PNGFixture.make()
-        #expect(try pipeline.prepare(png).png == png)
-        #expect(throws: CoverImageError.unsupportedFormat(.bmp)) { try pipeline.prepare(Array("BM".utf8) + [UInt8](repeating: 0, count: 40)) }
-        #expect(throws: CoverImageError.decodeFailed(.jpeg, "Premature end of JPEG file")) { try pipeline.prepare([0xFF, 0xD8, 0xFF, 0xE0]) }
-        #expect(throws: CoverImageError.notAnImage(.html)) { try pipeline.prepare(Array("<html></html>".utf8)) }
+        #expect(try pipeline.makePNG(from: png).png == png)
+        #expect(throws: CoverImageError.unsupportedFormat(.bmp)) { try pipeline.makePNG(from: Array("BM".utf8) + [UInt8](repeating: 0, count: 40)) }
+        #expect(throws: CoverImageError.decodeFailed(.jpeg, "Premature end of JPEG file")) { try pipeline.makePNG(from: [0xFF, 0xD8, 0xFF, 0xE0]) }
+        #expect(throws: CoverImageError.notAnImage(.html)) { try pipeline.makePNG(from: Array("<html></html>".utf8)) }
         #expect(CoverImageError.unsupportedFormat(.bmp).description == "unsupported image format: bmp")
         #expect(CoverImageError.notAnImage(.html).description == "unsupported image format: html (not an image)")
     }

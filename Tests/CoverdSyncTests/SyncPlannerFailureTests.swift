@@ -54,16 +54,16 @@ extension SyncPlannerTests {
         #expect(effects.fetches.count == 1)
     }
 
-    @Test("Given a body that is not an image, when prepared, then every waiting album fails with that reason")
+    @Test("Given a body that is not an image, when staged, then every waiting album fails with that reason")
     mutating func imageFailure() throws {
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
-        let effects = planner.prepared(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), now: now, files: files)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
+        let effects = planner.staged(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), now: now, files: files)
         #expect(effects.rows.first?.state == .failed)
         #expect(effects.rows.first?.error == "unsupported image format: html (not an image)")
     }
 
-    @Test("Given a full disk, when prepared, then the album stays pending and is retried within the storage limit")
+    @Test("Given a full disk, when staged, then the album stays pending and is retried within the storage limit")
     mutating func storageFailure() throws {
         planner.policy.storageMaxDelay = .seconds(5)
         var fetchID = try #require(planner.update([try album("x")], now: now, files: files).fetches.first).0
@@ -71,8 +71,8 @@ extension SyncPlannerTests {
         var effects: [SyncEffect] = []
         var time = now
         for _ in 0..<6 {
-            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).prepares.first)
-            effects = planner.prepared(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: time, files: files)
+            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).stages.first)
+            effects = planner.staged(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: time, files: files)
             let next = planner.nextWakeUp()
             let due = try #require(next)
             #expect(due.timeIntervalSince(time) <= 5)
@@ -110,8 +110,8 @@ extension SyncPlannerTests {
         var attempts: [Int] = []
         var time = now
         for _ in 0..<3 {
-            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).prepares.first)
-            let effects = planner.prepared(request.fetchID, url: url, result: .success(prepared(request)), now: time, files: files)
+            let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).stages.first)
+            let effects = planner.staged(request.fetchID, url: url, result: .success(stagedCovers(request)), now: time, files: files)
             attempts.append(effects.rows.first?.attempts ?? -1)
             let next = planner.nextWakeUp()
             time = try #require(next)
@@ -124,13 +124,13 @@ extension SyncPlannerTests {
     mutating func fullDiskWaitsForRoom() throws {
         planner.policy.storageMaxDelay = .seconds(5)
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
-        _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
+        _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
         files.room = false
         let first = planner.nextWakeUp()
         let due = try #require(first)
         let whileFull = planner.timerFired(now: due, files: files)
-        #expect(whileFull.fetches.isEmpty && whileFull.prepares.isEmpty)
+        #expect(whileFull.fetches.isEmpty && whileFull.stages.isEmpty)
         let second = planner.nextWakeUp()
         let later = try #require(second)
         #expect(later > due)
@@ -151,8 +151,8 @@ extension SyncPlannerTests {
         #expect(fetches.count == 3)
         for (offset, fetch) in fetches.enumerated() {
             let time = now.addingTimeInterval(Double(offset) * 0.3)
-            let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body(100 + offset)), now: time).prepares.first)
-            _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100 + offset)), now: time, files: files)
+            let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body(100 + offset)), now: time).stages.first)
+            _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100 + offset)), now: time, files: files)
         }
         files.room = false
         var looks: [CoversWaitingForRoom] = []
@@ -171,8 +171,8 @@ extension SyncPlannerTests {
         let fourth = try #require(planner.update(albums + [try album("w", "http://h/w.png")], now: now, files: files).fetches.first)
         let pending = planner.nextWakeUp()
         let between = try #require(pending).addingTimeInterval(-10)
-        let request = try #require(planner.fetchFinished(fourth.0, url: fourth.1, outcome: .success(body()), now: between).prepares.first)
-        _ = planner.prepared(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/w", code: ENOSPC), bytes: 100)), now: between, files: files)
+        let request = try #require(planner.fetchFinished(fourth.0, url: fourth.1, outcome: .success(body()), now: between).stages.first)
+        _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/w", code: ENOSPC), bytes: 100)), now: between, files: files)
         let upcoming = planner.nextWakeUp()
         let nextLook = try #require(upcoming)
         #expect(planner.timerFired(now: nextLook, files: files).posted(CoversWaitingForRoom.self).map(\.count) == [4])
@@ -182,12 +182,12 @@ extension SyncPlannerTests {
     mutating func otherStorageFailuresKeepTheirBackoff() throws {
         planner.policy.storageMaxDelay = .seconds(30)
         let fetches = planner.update([try album("x", "http://h/x.png"), try album("y", "http://h/y.png")], now: now, files: files).fetches
-        var requests: [PrepareRequest] = []
+        var requests: [StageRequest] = []
         for fetch in fetches {
-            requests.append(try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first))
+            requests.append(try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first))
         }
-        let full = planner.prepared(requests[0].fetchID, url: requests[0].url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
-        let readOnly = planner.prepared(requests[1].fetchID, url: requests[1].url, result: .failure(.storage(SystemError("create", path: "/c/y", code: EROFS), bytes: 100)), now: now.addingTimeInterval(0.5), files: files)
+        let full = planner.staged(requests[0].fetchID, url: requests[0].url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
+        let readOnly = planner.staged(requests[1].fetchID, url: requests[1].url, result: .failure(.storage(SystemError("create", path: "/c/y", code: EROFS), bytes: 100)), now: now.addingTimeInterval(0.5), files: files)
         let roomLook = full.rows.first?.nextRetry
         let ownRetry = readOnly.rows.first?.nextRetry
         #expect(roomLook != nil && ownRetry != roomLook)

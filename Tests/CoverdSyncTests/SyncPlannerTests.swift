@@ -35,14 +35,13 @@ final class FakeCoverFiles: CoverFiles {
 
     func discard(_ temporary: TemporaryCover) { discarded.append(temporary.path) }
     func remove(_ id: AlbumID) { removed.append(id); files[id] = nil }
-    func path(for id: AlbumID) -> String { "/cache/covers/\(id).png" }
-    func hasRoom(for bytes: Int) -> Bool { room }
+    func freeSpace() -> FreeSpace { room ? FreeSpace(available: nil, reserve: 0) : FreeSpace(available: 0, reserve: 1) }
 }
 
 extension [SyncEffect] {
     var fetches: [(FetchID, CoverURL)] { compactMap { if case .fetch(let id, let url) = $0 { return (id, url) }; return nil } }
     var cancels: [FetchID] { compactMap { if case .cancelFetch(let id) = $0 { return id }; return nil } }
-    var prepares: [PrepareRequest] { compactMap { if case .prepare(let request) = $0 { return request }; return nil } }
+    var stages: [StageRequest] { compactMap { if case .stage(let request) = $0 { return request }; return nil } }
     var rows: [IndexRow] { compactMap { if case .index(.upsert(let row)) = $0 { return row }; return nil } }
     var deletes: [AlbumID] { compactMap { if case .index(.delete(let id)) = $0 { return id }; return nil } }
     func posted<M: BusMessage>(_ type: M.Type) -> [M] { compactMap { if case .post(let message) = $0 { return message as? M }; return nil } }
@@ -52,7 +51,7 @@ extension [SyncEffect] {
 struct SyncPlannerTests {
     let now = Date(timeIntervalSince1970: 1_000_000)
     let files = FakeCoverFiles()
-    var planner = SyncPlanner(policy: RetryPolicy(), random: { 0.5 })
+    var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), random: { 0.5 })
 
     func album(_ id: String, _ url: String = "http://h/a.png", title: String = "T") throws -> Album {
         Album(id: try AlbumID(validating: id), title: title, artist: "A", coverURL: try CoverURL(validating: url), record: "/r/a.json")
@@ -62,17 +61,17 @@ struct SyncPlannerTests {
         FetchedBody(bytes: [UInt8](repeating: 1, count: bytes), httpStatus: 200, effectiveURL: "", duration: .milliseconds(5))
     }
 
-    func prepared(_ request: PrepareRequest, bytes: Int = 100) -> PreparedFiles {
+    func stagedCovers(_ request: StageRequest, bytes: Int = 100) -> StagedCovers {
         var temporaries: [AlbumID: TemporaryCover] = [:]
         for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/covers/.\(id).tmp", bytes: bytes, stamp: FileStamp(bytes: bytes, mtime: 1)) }
-        return PreparedFiles(temporaries: temporaries, bytes: bytes, httpStatus: 200, duration: .milliseconds(5))
+        return StagedCovers(temporaries: temporaries, bytes: bytes, httpStatus: 200, duration: .milliseconds(5))
     }
 
     /// Fetches and stores `album`'s cover, returning the effects of the store.
     mutating func cache(_ album: Album) throws -> [SyncEffect] {
         let fetch = try #require(planner.update([album], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
-        return planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
+        return planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
     }
 
     @Test("Given a new album, when updated, then it is pending, announced, indexed and fetched")
@@ -90,9 +89,9 @@ struct SyncPlannerTests {
         let fetches = effects.fetches
         #expect(fetches.count == 1)
         let done = planner.fetchFinished(fetches[0].0, url: fetches[0].1, outcome: .success(body()), now: now)
-        let request = try #require(done.prepares.first)
+        let request = try #require(done.stages.first)
         #expect(request.albums.map(\.rawValue) == ["x", "y"])
-        let stored = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let stored = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
         #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["x", "y"])
         #expect(stored.rows.allSatisfy { $0.state == .cached && $0.bytes == 100 })
         #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0))
@@ -155,8 +154,8 @@ struct SyncPlannerTests {
     @Test("Given a cached album whose URL changes, when updated, then the old cover goes and the new URL is fetched")
     mutating func urlChange() throws {
         let first = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(first.0, url: first.1, outcome: .success(body()), now: now).prepares.first)
-        _ = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let request = try #require(planner.fetchFinished(first.0, url: first.1, outcome: .success(body()), now: now).stages.first)
+        _ = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
         let effects = planner.update([try album("x", "http://h/new.png")], now: now, files: files)
         #expect(effects.fetches.map(\.1.string) == ["http://h/new.png"])
         #expect(files.removed.map(\.rawValue) == ["x"])
@@ -180,8 +179,8 @@ struct SyncPlannerTests {
         let failing = try #require(planner.update([try album("x", "http://h/x.png")], now: now, files: files).fetches.first)
         _ = planner.fetchFinished(failing.0, url: failing.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
         let good = try #require(planner.update([try album("y", "http://h/y.png")], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(good.0, url: good.1, outcome: .success(body()), now: now).prepares.first)
-        _ = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let request = try #require(planner.fetchFinished(good.0, url: good.1, outcome: .success(body()), now: now).stages.first)
+        _ = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
         files.invalid.insert(try AlbumID(validating: "y"))
         let y: Set = [try AlbumID(validating: "y")]
         let reload = planner.retryAll(now: now)
@@ -199,12 +198,12 @@ struct SyncPlannerTests {
     @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a copy of the stored cover")
     mutating func lateJoiner() throws {
         let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
-        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).prepares.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
         #expect(planner.update([try album("y")], now: now, files: files).fetches.isEmpty)
-        let effects = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let effects = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
         #expect(effects.posted(CoverCached.self).map(\.album.id.rawValue) == ["x"])
         #expect(effects.fetches.isEmpty)
-        guard case .cachedCover(let source)? = effects.prepares.first?.source else { Issue.record("no copy"); return }
+        guard case .cachedCover(let source)? = effects.stages.first?.source else { Issue.record("no copy"); return }
         #expect(source.rawValue == "x")
     }
 
@@ -213,19 +212,19 @@ struct SyncPlannerTests {
         _ = try cache(try album("x"))
         let effects = planner.update([try album("y")], now: now, files: files)
         #expect(effects.fetches.isEmpty)
-        let request = try #require(effects.prepares.first)
+        let request = try #require(effects.stages.first)
         guard case .cachedCover(let source) = request.source else { Issue.record("not a copy"); return }
         #expect(source.rawValue == "x")
-        let stored = planner.prepared(request.fetchID, url: request.url, result: .success(prepared(request)), now: now, files: files)
+        let stored = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
         #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["y"])
         #expect(planner.summary.cached == 2)
     }
 
-    @Test("Given a cached copy that turns out unusable, when preparing fails, then the URL is fetched instead")
+    @Test("Given a cached copy that turns out unusable, when staging fails, then the URL is fetched instead")
     mutating func copyFallsBackToFetch() throws {
         _ = try cache(try album("x"))
-        let request = try #require(planner.update([try album("y")], now: now, files: files).prepares.first)
-        let effects = planner.prepared(request.fetchID, url: request.url, result: .failure(.sourceUnavailable("gone")), now: now, files: files)
+        let request = try #require(planner.update([try album("y")], now: now, files: files).stages.first)
+        let effects = planner.staged(request.fetchID, url: request.url, result: .failure(.sourceUnavailable("gone")), now: now, files: files)
         #expect(effects.fetches.count == 1)
     }
 

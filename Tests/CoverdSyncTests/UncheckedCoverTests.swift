@@ -10,7 +10,7 @@ import Testing
 struct UncheckedCoverTests {
     let now = Date(timeIntervalSince1970: 1_000_000)
     let files = FakeCoverFiles()
-    var planner = SyncPlanner(policy: RetryPolicy(), random: { 0.5 })
+    var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), random: { 0.5 })
     let indexed = FileStamp(bytes: 10, mtime: 1)
     let touched = FileStamp(bytes: 11, mtime: 2)
 

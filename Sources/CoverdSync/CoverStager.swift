@@ -2,24 +2,24 @@ import CoverdCache
 import CoverdImages
 import CoverdModel
 
-/// The slow half of storing a cover, run in the worker pool or the decode pool:
-/// decide what the bytes are, validate or convert them, and write one
+/// Stages a cover, the slow half of storing it, run in the worker pool or the
+/// conversion pool: decide what the bytes are, validate or convert them, and write one
 /// temporary file per album (fsynced here only when `flushEach`; otherwise
 /// the `FlushBatcher` makes the batch durable). The rename into place happens
 /// later, on the coordinator's queue.
-struct CoverPreparer: Sendable {
+struct CoverStager: Sendable {
     let store: CoverStore
     let pipeline: CoverImagePipeline
     var flushEach = false
 
-    func prepare(_ request: PrepareRequest) -> Result<PreparedFiles, PrepareFailure> {
+    func stage(_ request: StageRequest) -> Result<StagedCovers, StagingFailure> {
         let png: [UInt8]
         let status: Int?
         let duration: Duration
         switch request.source {
         case .download(let body):
             do {
-                png = try pipeline.prepare(body.bytes, sourceURL: request.url.string).png
+                png = try pipeline.makePNG(from: body.bytes, sourceURL: request.url.string).png
             } catch {
                 return .failure(.image(error))
             }
@@ -29,7 +29,7 @@ struct CoverPreparer: Sendable {
             let started = ContinuousClock.now
             do {
                 let bytes = try store.read(sibling, limit: Int.max / 2)
-                png = try pipeline.prepare(bytes, sourceURL: request.url.string).png
+                png = try pipeline.makePNG(from: bytes, sourceURL: request.url.string).png
             } catch {
                 return .failure(.sourceUnavailable("\(store.path(for: sibling)): \(error)"))
             }
@@ -46,6 +46,6 @@ struct CoverPreparer: Sendable {
                 return .failure(.storage(error, bytes: png.count))
             }
         }
-        return .success(PreparedFiles(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))
+        return .success(StagedCovers(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))
     }
 }

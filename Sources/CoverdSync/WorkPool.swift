@@ -9,7 +9,7 @@ import Synchronization
 /// one slow decode while another queue sat idle. Here any free slot takes the
 /// oldest waiting job. `width` also bounds memory: each running job may hold
 /// one decoded image (itself bounded by the image limits).
-final class DecodePool: Sendable {
+final class WorkPool: Sendable {
     private let queue: DispatchQueue
     private let width: Int
     private let group = DispatchGroup()

@@ -1,0 +1,75 @@
+import CoverdBase
+import CoverdCache
+import CoverdModel
+
+/// What a cached file on disk turned out to be.
+public enum CachedFileCheck: Sendable, Equatable {
+    case valid(FileStamp)
+    case missing
+    /// Not a valid PNG: the file goes.
+    case invalid(String)
+    /// There, but not usable now: it cannot be read, or it is beyond the
+    /// configured image limits. It is kept (a setting changed back, or a
+    /// fixed permission, makes it good again) until a new cover replaces it.
+    case unusable(String)
+}
+
+/// A cover read and validated off the coordinator's queue, with the stamp
+/// its file had just before the read (nil: no regular file): the verdict
+/// stands while the file still has that stamp.
+public struct CoverVerdict: Sendable, Equatable {
+    public var check: CachedFileCheck
+    public var stamp: FileStamp?
+
+    public init(_ check: CachedFileCheck, stamp: FileStamp?) {
+        self.check = check
+        self.stamp = stamp
+    }
+}
+
+/// A cover file the planner needs looked at before it can decide on its
+/// album, with what the index expects of it (an unchanged file, same size
+/// and mtime, need not be read).
+public struct CoverCheck: Sendable, Equatable {
+    public var id: AlbumID
+    public var expected: IndexRow?
+}
+
+/// The cover files as the planner's steps see them (`SyncPlanner+CoverFiles`):
+/// cheap checks, renames and deletions, on the coordinator's queue. The
+/// planner itself never calls them; slow work (validating downloads,
+/// writing) happens elsewhere, through `.stage`.
+public protocol CoverFiles {
+    /// Whether `<id>.png` is a valid cover; `row` says what the index expects,
+    /// so an unchanged file (same size and mtime) need not be read.
+    func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck
+    /// `<id>.png`'s size and modification time; nil when it is not a regular file.
+    func stamp(_ id: AlbumID) -> FileStamp?
+    func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
+    func discard(_ temporary: TemporaryCover)
+    func remove(_ id: AlbumID)
+    /// The room there is now for new covers.
+    func freeSpace() -> FreeSpace
+}
+
+extension CoverFiles {
+    /// Looks at each file the planner asked about.
+    func check(_ requests: [CoverCheck]) -> [AlbumID: CachedFileCheck] {
+        var checks: [AlbumID: CachedFileCheck] = [:]
+        for request in requests { checks[request.id] = check(request.id, expected: request.expected) }
+        return checks
+    }
+
+    /// Carries out the file effects among `effects` (removals, discarded
+    /// temporaries), in order, and returns the others for the coordinator.
+    func carryOut(_ effects: [SyncEffect]) -> [SyncEffect] {
+        effects.filter { effect in
+            switch effect {
+            case .removeCover(let id): remove(id)
+            case .discard(let temporary): discard(temporary)
+            case .fetch, .cancelFetch, .stage, .index, .post: return true
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,22 @@
+import CoverdFetch
+import CoverdModel
+import Foundation
+
+/// One download shared by every album with the same URL.
+struct CoverJob {
+    enum Phase: Equatable {
+        case fetching(FetchID)
+        case storing(FetchID)
+        case waiting(until: Date, token: UInt64)
+    }
+
+    var url: CoverURL
+    var waiters: Set<AlbumID> = []
+    /// Albums that joined while the body was being stored: they need a fetch of their own.
+    var lateWaiters: Set<AlbumID> = []
+    var phase: Phase
+    var attempts = 0
+    var lastFailure: (message: String, permanent: Bool, httpStatus: Int?)?
+    /// Set while the last failure was a full disk: the size that did not fit.
+    var storageBytes: Int?
+}

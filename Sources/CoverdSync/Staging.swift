@@ -1,0 +1,50 @@
+import CoverdBase
+import CoverdCache
+import CoverdFetch
+import CoverdImages
+import CoverdModel
+
+// Staging a cover: its bytes validated or converted and written as one
+// temporary file per album, durable, ready to be renamed into place
+// (committed) on the coordinator's queue.
+
+/// A cover to stage for `albums`: a downloaded body, or the cached file of
+/// another album with the same URL (so a URL is fetched only once).
+public struct StageRequest: Sendable {
+    public enum Source: Sendable {
+        case download(FetchedBody)
+        case cachedCover(AlbumID)
+    }
+
+    public var fetchID: FetchID
+    public var url: CoverURL
+    public var source: Source
+    public var albums: [AlbumID]
+}
+
+/// Why a cover was not staged.
+public enum StagingFailure: Error, Sendable {
+    /// The body is not an acceptable image: permanent.
+    case image(CoverImageError)
+    /// The cache could not be written (a full disk): retried. `bytes` is the cover's size.
+    case storage(SystemError, bytes: Int)
+    /// The other album's cached file could not be used; the URL is fetched instead.
+    case sourceUnavailable(String)
+
+    var message: String {
+        switch self {
+        case .image(let error): return error.description
+        case .storage(let error, _): return "cannot write the cover: \(error)"
+        case .sourceUnavailable(let reason): return "cannot copy the cached cover: \(reason)"
+        }
+    }
+}
+
+/// Temporary files ready to be renamed into place, one per album.
+public struct StagedCovers: Sendable {
+    public var temporaries: [AlbumID: TemporaryCover]
+    public var bytes: Int
+    /// Nil when the cover was copied from another album's cached file.
+    public var httpStatus: Int?
+    public var duration: Duration
+}

@@ -1,0 +1,23 @@
+import CoverdBase
+import CoverdCache
+import CoverdFetch
+import CoverdModel
+
+/// What the planner asks the coordinator to do; the coordinator performs
+/// these after the planner's state is updated, in order.
+///
+/// The large payloads are boxed (`indirect`): a scan of 10,000 new albums
+/// yields 30,000 effects at once, and unboxed each would be the size of the
+/// largest, an index row.
+public enum SyncEffect: Sendable {
+    case fetch(FetchID, CoverURL)
+    case cancelFetch(FetchID)
+    /// Validate or convert a cover and write a temporary file for each album (off the coordinator's queue).
+    indirect case stage(StageRequest)
+    /// Delete `<id>.png`: its album left, its URL changed, or the file is corrupt.
+    case removeCover(AlbumID)
+    /// Delete a temporary file that no album wants any more.
+    indirect case discard(TemporaryCover)
+    case index(IndexChange)
+    case post(any BusMessage)
+}
