@@ -29,8 +29,8 @@ public final class CurlFetcher: CoverFetching {
     init(settings: FetchSettings, userAgent: String, longestWait: Duration) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()
-        let setup = try TransferSetup(settings: settings, userAgent: userAgent)
-        notes = setup.notes
+        let options = try TransferOptions(settings: settings, userAgent: userAgent)
+        notes = options.notes
         let inbox = self.inbox
         let epoll = try EpollSet(watching: inbox.wake.descriptor)
         let stopped = self.stopped
@@ -38,7 +38,7 @@ public final class CurlFetcher: CoverFetching {
             // Named from inside: Foundation names the kernel's thread (`comm`, 15 bytes at most,
             // as `top -H` and /proc show it) only for the current thread.
             Thread.current.name = CurlFetcher.threadName
-            TransferLoop(inbox: inbox, setup: setup, epoll: epoll, longestWait: longestWait).run()
+            TransferLoop(inbox: inbox, options: options, epoll: epoll, longestWait: longestWait).run()
             stopped.signal()
         }
         thread.start()
@@ -66,7 +66,7 @@ public final class CurlFetcher: CoverFetching {
     /// Reads `ca_file` here, on the caller's thread, so that an unreadable
     /// file is the caller's error and the running transfers keep the old settings.
     public func apply(_ settings: FetchSettings) throws(SystemError) {
-        inbox.send(.settings(try TransferSetup(settings: settings, userAgent: userAgent)))
+        inbox.send(.settings(try TransferOptions(settings: settings, userAgent: userAgent)))
     }
 
     public func shutdown() {

@@ -6,7 +6,7 @@ import CoverdModel
 enum TransferCommand: Sendable {
     case start(FetchID, CoverURL, @Sendable (FetchOutcome) -> Void)
     case cancel(FetchID)
-    case settings(TransferSetup)
+    case settings(TransferOptions)
     case probe(@Sendable () -> Void)
     case bodyConsumed
     case shutdown

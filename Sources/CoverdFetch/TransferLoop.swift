@@ -9,7 +9,8 @@ import CoverdModel
 /// handles. Created and used on the transfer thread only.
 final class TransferLoop {
     private let inbox: TransferInbox
-    private var setup: TransferSetup
+    private var options: TransferOptions
+    private var classifier: TransferOutcomeClassifier
     private let driver: CurlSocketDriver
     private var multi: CurlMulti { driver.multi }
     private var admission: AdmissionQueue<Waiting>
@@ -27,11 +28,12 @@ final class TransferLoop {
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
-    init(inbox: TransferInbox, setup: TransferSetup, epoll: EpollSet, longestWait: Duration) {
+    init(inbox: TransferInbox, options: TransferOptions, epoll: EpollSet, longestWait: Duration) {
         self.inbox = inbox
-        self.setup = setup
-        driver = CurlSocketDriver(multi: CurlMulti(settings: setup.settings), epoll: epoll, longestWait: longestWait)
-        admission = AdmissionQueue(concurrency: setup.settings.concurrency, perHost: setup.settings.perHost)
+        self.options = options
+        classifier = TransferOutcomeClassifier(settings: options.settings)
+        driver = CurlSocketDriver(multi: CurlMulti(settings: options.settings), epoll: epoll, longestWait: longestWait)
+        admission = AdmissionQueue(concurrency: options.settings.concurrency, perHost: options.settings.perHost)
     }
 
     /// Runs until a `.shutdown` command; every fetch is completed before it returns.
@@ -67,11 +69,12 @@ final class TransferLoop {
                 // Left in the admission queue and skipped when its turn comes.
                 waiting.remove(id)
             }
-        case .settings(let newSetup):
-            setup = newSetup
-            multi.apply(newSetup.settings)
-            admission.concurrency = newSetup.settings.concurrency
-            admission.perHost = newSetup.settings.perHost
+        case .settings(let newOptions):
+            options = newOptions
+            classifier = TransferOutcomeClassifier(settings: newOptions.settings)
+            multi.apply(newOptions.settings)
+            admission.concurrency = newOptions.settings.concurrency
+            admission.perHost = newOptions.settings.perHost
         case .probe(let reply):
             reply()
         case .bodyConsumed:
@@ -94,9 +97,9 @@ final class TransferLoop {
                 continue
             }
             let easy = pool.popLast() ?? CurlEasy()
-            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: setup.settings.maxBytes, completion: next.completion)
+            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: options.settings.maxBytes, completion: next.completion)
             do {
-                try setup.configure(transfer)
+                try options.configure(transfer)
             } catch {
                 admission.finished(origin: origin)
                 recycle(easy)
@@ -124,7 +127,7 @@ final class TransferLoop {
             coverd_easy_getinfo_pointer(easyHandle, CURLINFO_PRIVATE, &pointer)
             guard let pointer else { continue }
             let transfer = Transfer.from(pointer)
-            finish(transfer, with: setup.outcome(of: transfer, code: code, now: Date()))
+            finish(transfer, with: classifier.outcome(of: transfer, code: code, now: Date()))
         }
     }
 

@@ -3,7 +3,8 @@ import CoverdBase
 import CoverdCache
 import CoverdModel
 
-/// What `coverd status` shows, read from the index in the cache directory.
+/// What `coverd status` shows, read from the index in the cache directory
+/// (`StatusReport+Rendering` turns it into the table and the JSON).
 /// Works whether or not the daemon runs (the index is in WAL mode).
 public struct StatusReport: Sendable {
     public var rows: [IndexRow]
@@ -34,72 +35,8 @@ public struct StatusReport: Sendable {
         return StatusReport(rows: try index.rows(), coversDirectory: covers)
     }
 
+    /// The cover's absolute path, for a cached album.
     func path(of row: IndexRow) -> String? {
         row.state == .cached ? join(coversDirectory, row.id.rawValue + ".png") : nil
-    }
-
-    /// The contract's `--json` form, albums ordered by id.
-    public func json() -> String {
-        String(decoding: jsonBytes(), as: UTF8.self)
-    }
-
-    /// `json()` as UTF-8, built as bytes: at 100,000 albums (29 MB) string
-    /// appends and interpolations were half of `status --json`.
-    public func jsonBytes() -> [UInt8] {
-        let summary = self.summary
-        var out: [UInt8] = []
-        out.reserveCapacity(rows.count * 300 + 128)
-        out += "{\"summary\": {\"albums\": \(summary.albums), \"cached\": \(summary.cached), ".utf8
-        out += "\"pending\": \(summary.pending), \"failed\": \(summary.failed)},\n \"albums\": [".utf8
-        for (offset, row) in rows.enumerated() {
-            out += (offset == 0 ? "\n  " : ",\n  ").utf8
-            out += "{\"id\": ".utf8
-            JSONText.append(row.id.rawValue, to: &out)
-            out += ", \"title\": ".utf8
-            JSONText.append(row.title, to: &out)
-            out += ", \"artist\": ".utf8
-            JSONText.append(row.artist, to: &out)
-            out += ", \"cover_url\": ".utf8
-            JSONText.append(row.coverURL, to: &out)
-            out += ", \"state\": ".utf8
-            JSONText.append(row.state.rawValue, to: &out)
-            out += ", \"path\": ".utf8
-            JSONText.append(path(of: row), to: &out)
-            out += ", \"error\": ".utf8
-            JSONText.append(row.error, to: &out)
-            out += ", \"record\": ".utf8
-            JSONText.append(row.record, to: &out)
-            out += "}".utf8
-        }
-        out += (rows.isEmpty ? "]}\n" : "\n ]}\n").utf8
-        return out
-    }
-
-    /// A summary line and one line per album, for people.
-    public func table() -> String {
-        var out = summary.line + "\n"
-        guard !rows.isEmpty else { return out }
-        // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
-        let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)
-        out += "STATE    " + "ID".padding(toLength: idWidth, withPad: " ", startingAt: 0) + "  ALBUM / DETAIL\n"
-        for row in rows {
-            let state = row.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
-            let id = row.id.rawValue.padding(toLength: max(idWidth, row.id.rawValue.count), withPad: " ", startingAt: 0)
-            var detail = "\(row.artist) – \(row.title)"
-            if let error = row.error, row.state != .cached {
-                detail += ": \(error)"
-                if let retry = row.nextRetry, retry > Date() {
-                    detail += " (next try \(StatusReport.describe(retry)))"
-                }
-            }
-            out += "\(state)  \(id)  \(detail)\n"
-        }
-        return out
-    }
-
-    static func describe(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
     }
 }
