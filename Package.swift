@@ -100,6 +100,7 @@ let package = Package(
         .testTarget(name: "CoverdModelTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "CoverdRecordsTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdTestSupport"]),
         .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdLoggingTests", dependencies: ["CoverdLogging", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CoverdFetchTests", dependencies: ["CoverdBase", "CoverdFetch", "CoverdModel", "CoverdTestSupport"]),
         .testTarget(name: "CoverdCacheTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
         .testTarget(name: "CoverdSyncTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdFetch", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),

@@ -8,7 +8,7 @@ struct ConfigValueError: Error, Sendable {
 
 /// Every key `coverd.toml` accepts, and how each is checked and applied.
 /// `config/coverd.toml` documents the same keys with their defaults.
-enum ConfigSchema {
+package enum ConfigSchema {
     static let keys: [String] = [
         "records", "cache", "log_level", "log_target",
         "fetch.concurrency", "fetch.per_host", "fetch.connect_timeout", "fetch.timeout",
@@ -17,6 +17,9 @@ enum ConfigSchema {
         "images.max_side", "images.max_pixels", "images.max_dimension", "images.png_compression",
         "limits.max_record_bytes", "limits.min_free_bytes",
     ]
+
+    /// Transfers at once, in all and to one host (`fetch.concurrency`, `fetch.per_host`, and their flags).
+    package static let transfers = 1...1024
 
     static func apply(
         key: String, value: ConfigValue, to config: inout Configuration, baseDirectory: String, home: String?
@@ -36,8 +39,8 @@ enum ConfigSchema {
                 throw ConfigValueError(message: "must be one of auto, journal, stderr (found \"\(text)\")")
             }
             config.logTarget = target
-        case "fetch.concurrency": config.fetch.concurrency = try integer(value, in: 1...1024)
-        case "fetch.per_host": config.fetch.perHost = try integer(value, in: 1...1024)
+        case "fetch.concurrency": config.fetch.concurrency = try integer(value, in: transfers)
+        case "fetch.per_host": config.fetch.perHost = try integer(value, in: transfers)
         case "fetch.connect_timeout": config.fetch.connectTimeout = try seconds(value, in: 0.1...600)
         case "fetch.timeout": config.fetch.totalTimeout = try seconds(value, in: 1...86_400)
         case "fetch.low_speed_limit": config.fetch.lowSpeedLimit = try integer(value, in: 0...(1 << 30))

@@ -2,15 +2,18 @@ import Logging
 
 /// What coverd's log handlers (stderr and journal) have in common: the level
 /// is the daemon's shared `LogLevelSetting`, so a reload changes it for every
-/// logger, and metadata is merged in swift-log's order of precedence.
+/// logger, unless one logger's level was set (its handler's own, as swift-log
+/// asks of a value type); metadata is merged in swift-log's order of precedence.
 public protocol LevelSharingLogHandler: LogHandler {
     var level: LogLevelSetting { get }
+    /// This handler's level once set on its logger; nil follows `level`.
+    var ownLevel: Logger.Level? { get set }
 }
 
 extension LevelSharingLogHandler {
     public var logLevel: Logger.Level {
-        get { level.current }
-        set { level.current = newValue }
+        get { ownLevel ?? level.current }
+        set { ownLevel = newValue }
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {

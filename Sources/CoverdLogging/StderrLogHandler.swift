@@ -12,6 +12,7 @@ public struct StderrLogHandler: LevelSharingLogHandler {
     public let level: LogLevelSetting
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
+    public var ownLevel: Logger.Level?
 
     public init(level: LogLevelSetting) {
         self.level = level

@@ -9,12 +9,14 @@ enum RecordPrefetch {
         var contents: Swift.Result<RecordContents, RecordFileError>
     }
 
-    static func read(_ files: [(String, RecordFileKind)], with reader: RecordFileReader) -> [String: Result] {
+    /// `identity` is each file's signature, taken before this read.
+    static func read(
+        _ files: [(path: String, kind: RecordFileKind, identity: RecordTree.FileSignature?)], with reader: RecordFileReader
+    ) -> [String: Result] {
         guard files.count > 1 else { return [:] }
         let results = Mutex<[String: Result]>([:])
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
-            let (path, kind) = files[index]
-            let identity = RecordTree.signature(of: path)
+            let (path, kind, identity) = files[index]
             let contents: Swift.Result<RecordContents, RecordFileError>
             do throws(RecordFileError) { contents = .success(try reader.read(path, kind: kind)) } catch { contents = .failure(error) }
             results.withLock { $0[path] = Result(identity: identity, contents: contents) }

@@ -35,6 +35,8 @@ struct RecordTree {
     let inotify: Inotify
     private(set) var catalog = RecordCatalog()
     private var signatures: [String: FileSignature] = [:]
+    /// How many times a file's signature was taken (a `stat`): for tests.
+    private(set) var signaturesTaken = 0
 
     struct FileSignature: Equatable, Sendable {
         var device: UInt64
@@ -172,15 +174,19 @@ struct RecordTree {
             entries.append((name, entry.type))
         }
         let sorted = entries.sorted(by: { $0.name < $1.name })
-        // The directory's record files are read and decoded in parallel (the
-        // decoding is most of a start-up over many albums); the results are
-        // applied to the catalog in name order below, as before.
-        let stale = sorted.compactMap { name, type -> (String, RecordFileKind)? in
-            guard type != UInt8(DT_DIR), let kind = RecordFileKind(fileName: name) else { return nil }
+        // Each record file's signature is taken once, here, before it is read:
+        // the unchanged ones are done with, the others are read. They are read
+        // and decoded in parallel (the decoding is most of a start-up over
+        // many albums); the results are applied to the catalog in name order
+        // below, as before.
+        var stale: [(path: String, kind: RecordFileKind, identity: FileSignature?)] = []
+        for (name, type) in sorted where type != UInt8(DT_DIR) {
+            guard let kind = RecordFileKind(fileName: name) else { continue }
             let path = directory + "/" + name
-            guard force || signature(of: path) != signatures[path] || !catalog.contains(path: path) else { return nil }
-            return (path, kind)
+            let identity = signature(of: path)
+            if force || identity != signatures[path] || !catalog.contains(path: path) { stale.append((path, kind, identity)) }
         }
+        let identities = Dictionary(stale.map { ($0.path, $0.identity) }, uniquingKeysWith: { first, _ in first })
         var prefetched = RecordPrefetch.read(stale, with: reader)
         for (name, type) in sorted {
             let path = directory + "/" + name
@@ -196,8 +202,8 @@ struct RecordTree {
                 seen.insert(path)
                 if let early = prefetched.removeValue(forKey: path) {
                     read(path, kind: kind, mayBeIncomplete: fresh, prefetched: early, into: &output)
-                } else if force || signature(of: path) != signatures[path] || !catalog.contains(path: path) {
-                    read(path, kind: kind, mayBeIncomplete: fresh, into: &output)
+                } else if let identity = identities[path] {
+                    read(path, kind: kind, mayBeIncomplete: fresh, identity: identity, into: &output)
                 }
             }
         }
@@ -205,11 +211,12 @@ struct RecordTree {
 
     /// Reads one record file into the catalog. A file that cannot be used
     /// keeps the albums it held before; one that vanished is forgotten.
+    /// `identity` is its signature taken before the read, when the caller has one.
     private mutating func read(
         _ path: String, kind: RecordFileKind, mayBeIncomplete: Bool = false, prefetched: RecordPrefetch.Result? = nil,
-        into output: inout RecordTreeOutput
+        identity known: FileSignature?? = nil, into output: inout RecordTreeOutput
     ) {
-        let identity = prefetched.map(\.identity) ?? signature(of: path)
+        let identity = prefetched.map(\.identity) ?? known ?? signature(of: path)
         do throws(RecordFileError) {
             let contents: RecordContents
             if let prefetched { contents = try prefetched.contents.get() } else { contents = try reader.read(path, kind: kind) }
@@ -252,7 +259,10 @@ struct RecordTree {
             mtime: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
     }
 
-    private func signature(of path: String) -> FileSignature? { RecordTree.signature(of: path) }
+    private mutating func signature(of path: String) -> FileSignature? {
+        signaturesTaken += 1
+        return RecordTree.signature(of: path)
+    }
 
     private func isCompleteOnCreation(_ path: String) -> Bool {
         var info = stat()

@@ -34,10 +34,7 @@ public struct RecordWriter: Sendable {
         let temporary = join(directory, ".\(album.id.rawValue).json.\(getpid()).tmp")
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw SystemError("create", path: temporary) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
-        var failure: SystemError?
-        if written != bytes.count { failure = SystemError("write", path: temporary) }
+        var failure = Array(text.utf8).withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: temporary, code: $0) }
         if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
         close(fd)
         if failure == nil && rename(temporary, target) != 0 { failure = SystemError("rename", path: target) }

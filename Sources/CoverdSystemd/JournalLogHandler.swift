@@ -15,6 +15,7 @@ public struct JournalLogHandler: LevelSharingLogHandler {
     public let level: LogLevelSetting
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
+    public var ownLevel: Logger.Level?
     public var identifier = "coverd"
 
     public init(level: LogLevelSetting) {

@@ -23,24 +23,18 @@ struct RunCommand: ParsableCommand {
     @Option(name: .customLong("per-host"), help: "Transfers at once to one host (default 6).")
     var perHost: Int?
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default info).")
-    var logLevel: String?
+    @Option(name: .customLong("log-level"), help: "The least severe level logged (default info).")
+    var logLevel: LogLevelArgument?
 
-    @Option(name: .customLong("log-target"), help: "auto (the journal under systemd, else stderr), journal or stderr.")
-    var logTarget: String?
+    @Option(name: .customLong("log-target"), help: "Where log lines go; auto: the journal under systemd, else stderr (default auto).")
+    var logTarget: LogTarget?
 
     func validate() throws {
-        if let concurrency, !(1...1024).contains(concurrency) {
-            throw ValidationError("--concurrency must be between 1 and 1024")
-        }
-        if let perHost, !(1...1024).contains(perHost) {
-            throw ValidationError("--per-host must be between 1 and 1024")
-        }
-        if let logLevel, Logger.Level(rawValue: logLevel.lowercased()) == nil {
-            throw ValidationError("--log-level must be one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
-        if let logTarget, LogTarget(rawValue: logTarget) == nil {
-            throw ValidationError("--log-target must be auto, journal or stderr")
+        // The same ranges as the settings these flags override.
+        for (flag, value) in [("--concurrency", concurrency), ("--per-host", perHost)] {
+            if let value, !ConfigSchema.transfers.contains(value) {
+                throw ValidationError("\(flag) must be between \(ConfigSchema.transfers.lowerBound) and \(ConfigSchema.transfers.upperBound)")
+            }
         }
     }
 
@@ -51,8 +45,8 @@ struct RunCommand: ParsableCommand {
         if let cache = cache.cache { configuration.cacheDirectory = absolute(cache) }
         if let concurrency { configuration.fetch.concurrency = concurrency }
         if let perHost { configuration.fetch.perHost = perHost }
-        if let logLevel, let level = Logger.Level(rawValue: logLevel.lowercased()) { configuration.logLevel = level }
-        if let logTarget, let target = LogTarget(rawValue: logTarget) { configuration.logTarget = target }
+        if let logLevel { configuration.logLevel = logLevel.level }
+        if let logTarget { configuration.logTarget = logTarget }
         return configuration
     }
 

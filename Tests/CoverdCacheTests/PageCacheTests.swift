@@ -37,7 +37,7 @@ struct PageCacheTests {
         #expect(try residentPages(temporary.path) == 0)
     }
 
-    @Test("Given a temporary file already gone, when its pages are dropped, then nothing happens")
+    @Test("Given a temporary file already gone, when its pages are dropped, then nothing is made in its place")
     func goneFileIsIgnored() throws {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
@@ -46,5 +46,33 @@ struct PageCacheTests {
         store.dropCachedPages(of: temporary)
         #expect(store.listNames().isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)
+    }
+
+    @Test("Given a temporary's name taken by a FIFO since, when its pages are dropped, then the call returns without waiting for a writer and the FIFO stays")
+    func fifoUnderTheNameIsNotWaitedFor() throws {
+        // Given
+        let store = CoverStore(cacheDirectory: directory.path)
+        try store.createDirectory()
+        let temporary = try store.writeTemporary(PNGFixture.make(), for: try AlbumID(validating: "f"), flush: false)
+        store.discard(temporary)
+        try #require(mkfifo(temporary.path, 0o600) == 0)
+
+        // When: on a thread of its own, so that a call that waits for a writer fails the deadline instead of hanging the suite.
+        let returned = DispatchSemaphore(value: 0)
+        Thread {
+            store.dropCachedPages(of: temporary)
+            returned.signal()
+        }.start()
+        let done = returned.wait(timeout: .now() + 10) == .success
+        if !done {
+            // Release the waiting open, so the thread ends.
+            let writer = open(temporary.path, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+
+        // Then
+        #expect(done, "dropCachedPages waited on a FIFO")
+        var info = stat()
+        #expect(lstat(temporary.path, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO)
     }
 }

@@ -49,6 +49,8 @@ struct CommandsEndToEndTests {
         ["add", "--title", "T"],
         ["run", "--concurrency", "0"],
         ["run", "--log-level", "loud"],
+        ["run", "--per-host", "1025"],
+        ["run", "--log-target", "syslog"],
         ["frobnicate"],
         ["status", "--no-such-flag"],
         [],

@@ -220,4 +220,26 @@ struct DiskFullTests {
         #expect(verify.stderr.contains("could not mark") && verify.stderr.contains("index"), "\(verify.stderr)")
         #expect(try status(cache: world.cache).cached == 3, "nothing was marked")
     }
+
+    @Test("Given a records directory on a tmpfs with one page free, when add writes a record larger than that, then it exits 1 naming ENOSPC, and leaves neither the record nor a temporary file",
+          .enabled(if: getuid() == 0, "mounting a tmpfs needs root (CI runs as root)"))
+    func addOnAFullDisk() throws {
+        // Given: the first write of the record fills the disk part-way; the next one meets ENOSPC.
+        let world = try World()
+        try FileManager.default.createDirectory(atPath: world.records, withIntermediateDirectories: true)
+        try #require(try shell(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", world.records]) == 0)
+        defer { _ = try? shell(["umount", "-l", world.records]) }
+        let long = String(repeating: "x", count: 1000)
+
+        // When
+        let add = try runCoverd([
+            "add", "--records", world.records, "--title", long, "--artist", long, "--genre", long,
+            "--cover-url", "http://127.0.0.1:9/" + String(repeating: "c", count: 3000) + ".png",
+        ])
+
+        // Then
+        #expect(add.status == 1)
+        #expect(add.stderr.contains("No space left on device (errno 28)"), "\(add.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: world.records).isEmpty)
+    }
 }

@@ -52,6 +52,10 @@ struct WatchingEndToEndTests {
         try daemon.waitForStatus("cached") { $0.cached == 1 }
         try FileManager.default.moveItem(atPath: world.records + "/a.json", toPath: world.records + "/renamed.json")
         try daemon.waitForStatus("the record path follows the rename") { $0.entries.first?.record == world.records + "/renamed.json" }
+        // A record dropped after the rename: once its cover is fetched, a refetch the rename caused would have been too.
+        try world.cover("marker.png", seed: 2)
+        try world.record("marker.json", world.album("Marker", world.server.url("marker.png")))
+        try daemon.waitForStatus("the marker cached") { $0.cached == 2 }
         #expect(try world.server.requestCount("/a.png") == 1)
         #expect(try daemon.stop() == 0)
     }

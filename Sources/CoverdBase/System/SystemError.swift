@@ -12,10 +12,12 @@ public struct SystemError: Error, Sendable, Equatable, CustomStringConvertible {
     public var path: String
     public var code: Int32
 
-    public init(_ operation: String, path: String, code: Int32 = errno) {
-        self.operation = operation
-        self.path = path
+    /// `errno` is read before `operation` and `path` are built: building a
+    /// message may make calls that change it.
+    public init(_ operation: @autoclosure () -> String, path: @autoclosure () -> String, code: Int32 = errno) {
         self.code = code
+        self.operation = operation()
+        self.path = path()
     }
 
     public var description: String { "\(operation) \(path): \(SystemError.describe(code))" }
