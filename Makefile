@@ -3,13 +3,12 @@ SWIFT ?= swift
 # The build installed by `make install` (the systemd test installs the debug build it already has).
 BUILD ?= release
 # Release builds link the Swift runtime, Dispatch and Foundation statically: no
-# symbol binding across 20 Swift libraries at start-up and no calls through the
-# PLT for every retain and release. Measured (bench/HISTORY.md, 2026-11-23):
-# restart to READY median 1.34 -> 1.24 s, after a cache drop 2.09 -> 1.93 s,
-# RSS at 100,000 albums 6 MiB lower. The binary grows from 13 to 83 MB, most of
-# it ICU data that is never paged in. (The link prints one warning from Foundation's own use of
-# mktemp; it is not coverd's code.) Build release only with these flags: a
-# plain `swift build -c release` in the same .build rebuilds everything.
+# symbol binding across many Swift libraries at start-up and no calls through
+# the PLT for every retain and release (bench/HISTORY.md, 2026-11-23). The
+# binary is larger, mostly ICU data that is never paged in. (The link prints one
+# warning from Foundation's own use of mktemp; it is not coverd's code.) Build
+# release only with these flags: a plain `swift build -c release` in the same
+# .build rebuilds everything.
 RELEASE_FLAGS = -c release --static-swift-stdlib
 BUILD_FLAGS = $(if $(filter release,$(BUILD)),$(RELEASE_FLAGS),-c $(BUILD))
 RELEASE_BIN = "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/coverd"

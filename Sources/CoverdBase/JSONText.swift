@@ -1,8 +1,8 @@
 /// JSON string literals, escaped per RFC 8259.
 public enum JSONText {
     /// `text` as a JSON string literal. Works on UTF-8 bytes: most text needs
-    /// no escaping at all and is copied whole (at 100,000 albums, quoting
-    /// scalar by scalar was half of `status --json`).
+    /// no escaping at all and is copied whole, where quoting scalar by scalar
+    /// was much of a large `status --json`.
     public static func quote(_ text: String?) -> String {
         var out: [UInt8] = []
         append(text, to: &out)

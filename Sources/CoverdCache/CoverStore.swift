@@ -36,11 +36,11 @@ public struct TemporaryCover: Sendable {
 /// deletes at the next start. `covers/` itself never holds a partial file.
 ///
 /// Why a directory of their own: every lookup in a directory scans a block of
-/// its entries, and a temporary file beside 10,000 covers was looked up five
-/// times (created, opened again, renamed from, renamed to, and its entry
-/// removed); in a full sync's profile those scans were most of `rename` and
-/// `openat`, 14% of the samples. In `incoming/`, which holds only the covers
-/// being written, they are short. Where a rename from `incoming/` into
+/// its entries, and each temporary file is looked up five times (created,
+/// opened again, renamed from, renamed to, and its entry removed); beside
+/// thousands of covers those scans showed in a full sync's profile
+/// (bench/HISTORY.md). In `incoming/`, which holds only the covers being
+/// written, they are short. Where a rename from `incoming/` into
 /// `covers/` cannot work (`covers/` a symlink to another disk, or a bind
 /// mount: EXDEV), `setUp()` keeps the temporaries in `covers/` itself, as
 /// versions before this one did.
@@ -198,8 +198,8 @@ public struct CoverStore: Sendable {
 
     /// Once a temporary file is durable, its pages are clean and can leave
     /// the page cache: covers are written once and rarely read soon after,
-    /// and kept cached, a sync of 10,000 of them left 1.5 GB there, pushing
-    /// other programs' data out of memory (see README, Performance). The
+    /// and kept cached, a large sync pushed other programs' data out of
+    /// memory (README, Performance). The
     /// temporary name is coverd's own until the rename, so it is opened again
     /// by name rather than kept open from the write (which would hold one
     /// descriptor per cover waiting for its flush). Call after the file is

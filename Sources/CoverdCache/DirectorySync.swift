@@ -17,8 +17,7 @@ import CoverdBase
 /// Given a group-committing `FlushBatcher` (its `syncfs` commits renames:
 /// `MetadataCommits`), a rename made while its batches run rides on its next
 /// sync instead: each directory `fsync` forces a journal commit of its own,
-/// about four times as many in a 10,000-cover sync on ext4 (on a real disk,
-/// each a journal write and a cache flush; see bench/HISTORY.md). A rename
+/// on a real disk a journal write and a cache flush (bench/HISTORY.md). A rename
 /// made when no batch runs gets its directory `fsync` as before.
 ///
 /// A rename not yet synced when the power fails is found at the next start

@@ -86,8 +86,7 @@ final class TransferLoop {
 
     private func startAdmitted() {
         // A few bodies may wait for a worker while every transfer runs: enough
-        // to keep the workers busy, few enough to bound memory (with as many
-        // waiting as running, peak RSS of a 10,000-cover sync was ~8 MiB higher).
+        // to keep the workers busy, few enough to bound memory.
         while bodiesInHand + admission.activeCount < admission.concurrency + TransferLoop.bodiesWaitingAllowance,
             let (next, origin) = admission.next().map({ ($0.item, $0.origin) })
         {

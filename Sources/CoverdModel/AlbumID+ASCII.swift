@@ -1,8 +1,8 @@
 /// `AlbumID.derived` for ASCII artists and titles, on their bytes.
 ///
-/// Restarting over 100,000 albums without ids spent 29% of its CPU deriving
-/// them the general way (a Unicode normalisation, a case mapping and a
-/// split per field). ASCII is its own canonical form and its case mapping is
+/// The general way (a Unicode normalisation, a case mapping and a split per
+/// field) was much of a restart's CPU over a large library without ids
+/// (bench/HISTORY.md). ASCII is its own canonical form and its case mapping is
 /// one addition, so the same id comes from the bytes alone: a check that
 /// they are ASCII, then the hash and the readable part, without a string
 /// made on the way.

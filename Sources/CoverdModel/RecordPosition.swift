@@ -1,7 +1,7 @@
 /// Where in its record file an album was read: "album 3 (line 12)".
 ///
 /// Every album carries one, for messages only; kept as two numbers and
-/// formatted when asked, since 100,000 formatted strings cost 6 MB.
+/// formatted when asked, since a formatted string per album costs memory.
 public struct RecordPosition: Sendable, Hashable, CustomStringConvertible {
     /// 1-based entry in a list; 0 for a file holding one album; negative for the special cases.
     private let entry: Int32

@@ -131,8 +131,8 @@ public struct AlbumValidator: Sendable {
 }
 
 /// The common case of `checkedText`, decided on UTF-8 bytes without a copy:
-/// ASCII with nothing to trim (at 100,000 albums, walking Unicode scalars
-/// and copying every trimmed field was 5% of a restart). Anything else goes
+/// ASCII with nothing to trim, where walking Unicode scalars and copying
+/// every trimmed field cost a restart over many albums. Anything else goes
 /// the general way, which gives the same answers for ASCII.
 enum ASCIIText {
     enum Verdict: Equatable {

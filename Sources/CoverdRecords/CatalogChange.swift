@@ -15,8 +15,8 @@ public struct DuplicateAlbum: Sendable, Equatable {
 /// A full scan begun on an empty catalog (the first one) keeps only the ids
 /// that appeared, as their first album, and `keepWinners` replaces each by
 /// the album finally in effect: the same albums in the same order as the
-/// per-id form, without its table, which at 100,000 albums cost 8 MB at the
-/// daemon's memory peak.
+/// per-id form, without its table, which would be held at the daemon's
+/// memory peak.
 public struct CatalogChange: Sendable, Equatable {
     private var order: [AlbumID] = []
     private var entries: [AlbumID: Transition] = [:]

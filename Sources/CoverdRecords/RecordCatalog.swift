@@ -7,7 +7,7 @@ import CoverdModel
 /// Not thread-safe: owned by the watcher's queue.
 public struct RecordCatalog: Sendable {
     /// Per file, the first entry of each id, in file order: an array, not a
-    /// table by id (4 MB less at 100,000 albums).
+    /// table by id, which would cost memory at the start-up's peak.
     private var files: [String: [Album]] = [:]
     /// Tables by id of the files whose albums had to be looked up by id: when
     /// another file lets go of an id they hold too. Kept until the file

@@ -10,8 +10,8 @@ extension StatusReport {
         String(decoding: jsonBytes(), as: UTF8.self)
     }
 
-    /// `json()` as UTF-8, built as bytes: at 100,000 albums (29 MB) string
-    /// appends and interpolations were half of `status --json`.
+    /// `json()` as UTF-8, built as bytes: string appends and interpolations
+    /// were much of a large `status --json`.
     public func jsonBytes() -> [UInt8] {
         let summary = self.summary
         var out: [UInt8] = []

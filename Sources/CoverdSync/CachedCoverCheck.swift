@@ -11,8 +11,8 @@ import CoverdModel
 /// stamps.
 ///
 /// Why not before READY: after a cache drop the kernel builds an inode and a
-/// dentry for every cover looked up; for 100,000 covers that took 1.3–1.5 s,
-/// most of a cold start, in which the daemon had nothing else to do with
+/// dentry for every cover looked up, most of a cold start over a large
+/// library (bench/HISTORY.md), in which the daemon had nothing else to do with
 /// those files. What it costs: a cover deleted or damaged while the daemon
 /// was stopped counts as cached in READY's `STATUS=` line, and is fetched
 /// again once its batch is looked at, a second or two later.

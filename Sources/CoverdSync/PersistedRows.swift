@@ -8,8 +8,9 @@ import CoverdModel
 /// finds its album; what is left when the first scan completes belongs to
 /// albums deleted while the daemon was stopped. The rows are held packed
 /// (`PackedRowCoding`) in one byte buffer, in id order, and found by binary
-/// search: at 100,000 albums they coexist with every album the first scan
-/// read, and as `IndexRow`s with their strings they took 31 MB, packed 10.
+/// search: they coexist with every album the first scan read, at the
+/// daemon's memory peak, and packed they take a third of what `IndexRow`s
+/// with their strings do.
 struct PersistedRows {
     private var buffer: [UInt8] = []
     /// Where each row starts in `buffer`.
@@ -153,8 +154,7 @@ struct PersistedRows {
     }
 
     /// With `memcmp`: the binary search of every first-scan album compares
-    /// about 17 ids, and a byte-by-byte loop was a fifth of that scan's
-    /// decisions on the coordinator's queue.
+    /// many ids, and a byte-by-byte loop showed in that scan's decisions.
     private static func compare(_ left: UnsafeBufferPointer<UInt8>, _ right: UnsafeBufferPointer<UInt8>) -> Int {
         let common = min(left.count, right.count)
         if common > 0, let leftBase = left.baseAddress, let rightBase = right.baseAddress {

@@ -4,9 +4,9 @@ import CoverdModel
 
 /// One album the daemon tracks, with its cover's state.
 ///
-/// Packed into 32 bytes (it was 56): the planner keeps one per album in a
-/// dictionary, and at 100,000 albums the table has 262,144 buckets, so each
-/// byte here is 256 KB at the start-up's memory peak. What only a failing
+/// Packed into 32 bytes: the planner keeps one per album in a dictionary
+/// with more buckets than albums, so each byte here counts several times
+/// over at the start-up's memory peak. What only a failing
 /// album has (attempts, error, retry time) lives in a box that a cached
 /// album never allocates; the HTTP status stays inline, since a cached
 /// album keeps its 200. A failing album pays for its box (about 80 bytes),

@@ -35,7 +35,7 @@ struct StatusCommand: ParsableCommand {
                 printError("coverd: no index at \(missing) (the daemon has not run with this cache yet)")
             }
             if json {
-                // 29 MB at 100,000 albums: written as built, without a String in between.
+                // Tens of megabytes for a large library: written as built, without a String in between.
                 try writeStandardOutput(report.jsonBytes())
             } else {
                 print(report.table(), terminator: "")
@@ -46,8 +46,7 @@ struct StatusCommand: ParsableCommand {
 
 /// Writes `bytes` to standard output whole, or fails naming the error.
 private func writeStandardOutput(_ bytes: [UInt8]) throws {
-    // Piped into jq or a script: a large output (29 MB at 100,000 albums) then crosses
-    // in far fewer wake-ups. One that fits the default 64 KiB buffer would gain nothing.
+    // Piped into jq or a script: a large output then crosses in far fewer wake-ups. One that fits the default 64 KiB buffer would gain nothing.
     if bytes.count > 64 * 1024 { enlargePipeBuffer(STDOUT_FILENO) }
     guard let failure = bytes.withUnsafeBytes({ writeAll($0, to: STDOUT_FILENO) }) else { return }
     printError("coverd: cannot write to standard output: \(String(cString: strerror(failure))) (errno \(failure))")
