@@ -34,7 +34,7 @@ extension CoverStore {
     }
 
     /// `stamps(of:)` in the open directory `directoryFD`, or by path when nil.
-    package func stamps(of names: CoverFileNames, in directoryFD: Int32?) -> [FileStamp?] {
+    func stamps(of names: CoverFileNames, in directoryFD: Int32?) -> [FileStamp?] {
         names.mapNames { name in
             guard let directoryFD else { return stamp(atPath: join(directory, String(cString: name))) }
             var info = stat()

@@ -155,7 +155,7 @@ struct DaemonParts {
             + "use those, or allow the path with ReadWritePaths= in a drop-in (systemctl --user edit coverd)"
     }
 
-    /// Stops taking work, cancels transfers, lets prepared files land or go,
+    /// Stops taking work, cancels transfers, lets staged files land or go,
     /// flushes the index, and removes any temporary file.
     func shutDown() {
         leftoverSweep.wait()  // Its notice comes before the stop's, and it is done before every temporary goes below.
