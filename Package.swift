@@ -43,12 +43,14 @@ let package = Package(
             dependencies: ["CoverdBase", "CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman"]),
         // HTTP transfers with libcurl's multi interface.
         .target(name: "CoverdFetch", dependencies: ["CoverdBase", "CoverdModel", "CCurl", "CLinux"]),
+        // Finding covers by themselves: MusicBrainz and the Cover Art Archive, through the fetcher.
+        .target(name: "CoverdLookup", dependencies: ["CoverdBase", "CoverdModel", "CoverdFetch"]),
         // The cache: cover files written atomically, the SQLite index, the cache's lock.
         .target(name: "CoverdCache", dependencies: ["CoverdBase", "CoverdModel", "CSQLite", "CLinux"]),
         // The coordinator (the facade) and its pure planner.
         .target(
             name: "CoverdSync",
-            dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdImages", "CoverdCache"]),
+            dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLookup", "CoverdImages", "CoverdCache"]),
         // swift-log handlers for standard error, and the shared level.
         .target(
             name: "CoverdLogging",
@@ -66,7 +68,7 @@ let package = Package(
         .target(
             name: "CoverdConfig",
             dependencies: [
-                "CoverdBase", "CoverdRecords", "CoverdFetch", "CoverdImages", "CoverdSync",
+                "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLookup", "CoverdImages", "CoverdSync",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
@@ -74,7 +76,7 @@ let package = Package(
         .target(
             name: "CoverdDaemon",
             dependencies: [
-                "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdCache", "CoverdSync",
+                "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLookup", "CoverdCache", "CoverdSync",
                 "CoverdLogging", "CoverdSystemd", "CoverdConfig",
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -101,6 +103,7 @@ let package = Package(
         .testTarget(name: "CoverdRecordsTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdTestSupport"]),
         .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "CoverdLoggingTests", dependencies: ["CoverdLogging", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CoverdLookupTests", dependencies: ["CoverdLookup", "CoverdFetch", "CoverdModel", "CoverdBase", "CoverdTestSupport"]),
         .testTarget(name: "CoverdFetchTests", dependencies: ["CoverdBase", "CoverdFetch", "CoverdModel", "CoverdTestSupport"]),
         .testTarget(name: "CoverdCacheTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
         .testTarget(name: "CoverdSyncTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdFetch", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),

@@ -1,5 +1,6 @@
 import Logging
 import CoverdBase
+import CoverdModel
 
 /// Why one setting's value was refused.
 struct ConfigValueError: Error, Sendable {
@@ -16,6 +17,8 @@ package enum ConfigSchema {
         "retry.initial_delay", "retry.max_delay", "retry.failed_interval", "retry.storage_max_delay",
         "images.max_side", "images.max_pixels", "images.max_dimension", "images.png_compression",
         "limits.max_record_bytes", "limits.min_free_bytes",
+        "sources.musicbrainz_url", "sources.coverartarchive_url", "sources.contact", "sources.min_score",
+        "sources.recheck_interval", "sources.lookup",
     ]
 
     /// Transfers at once, in all and to one host (`fetch.concurrency`, `fetch.per_host`, and their flags).
@@ -62,6 +65,18 @@ package enum ConfigSchema {
         case "images.png_compression": config.imageOutput.compressionLevel = try integer(value, in: 0...9)
         case "limits.max_record_bytes": config.records.maxFileBytes = try integer(value, in: 1024...(1 << 30))
         case "limits.min_free_bytes": config.minFreeBytes = try integer(value, in: 0...(1 << 40))
+        case "sources.musicbrainz_url": config.sources.musicBrainzURL = try serviceURL(value)
+        case "sources.coverartarchive_url": config.sources.coverArtArchiveURL = try serviceURL(value)
+        case "sources.contact":
+            let text = try string(value)
+            // It goes into a header: a line break would end it and start another.
+            guard text.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }), text.utf8.count <= 256 else {
+                throw ConfigValueError(message: "must be one line of at most 256 bytes without control characters")
+            }
+            config.fetch.contact = text
+        case "sources.min_score": config.sources.minScore = try integer(value, in: 0...100)
+        case "sources.recheck_interval": config.retry.lookupRecheck = try seconds(value, in: 60...(10 * 365 * 86_400))
+        case "sources.lookup": config.records.coverURLRequired = !(try boolean(value))
         default:
             let hint = keys.first { $0.hasSuffix("." + key) || key.hasSuffix("." + $0) }
                 ?? keys.min { editDistance($0, key) < editDistance($1, key) }.flatMap { editDistance($0, key) <= 2 ? $0 : nil }
@@ -85,6 +100,21 @@ package enum ConfigSchema {
 
     private static func string(_ value: ConfigValue) throws(ConfigValueError) -> String {
         guard case .string(let text) = value else { throw ConfigValueError(message: "must be a string, found \(describe(value))") }
+        return text
+    }
+
+    private static func boolean(_ value: ConfigValue) throws(ConfigValueError) -> Bool {
+        guard case .boolean(let flag) = value else { throw ConfigValueError(message: "must be true or false, found \(describe(value))") }
+        return flag
+    }
+
+    /// A web service's base: an absolute http or https URL, kept without a trailing slash.
+    private static func serviceURL(_ value: ConfigValue) throws(ConfigValueError) -> String {
+        var text = try string(value)
+        while text.hasSuffix("/") { text.removeLast() }
+        guard (try? CoverURL(validating: text)) != nil else {
+            throw ConfigValueError(message: "must be an absolute http or https URL, found \"\(text.prefix(80))\"")
+        }
         return text
     }
 

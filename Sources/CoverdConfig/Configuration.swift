@@ -1,6 +1,7 @@
 import Logging
 import CoverdFetch
 import CoverdImages
+import CoverdLookup
 import CoverdRecords
 import CoverdSync
 
@@ -19,10 +20,22 @@ public struct Configuration: Sendable, Equatable {
     /// How converted (or scaled) covers are written.
     public var imageOutput = ImageOutput()
     public var records = RecordLimits()
+    /// `[sources]`: where lookups ask (its `contact` is `fetch.contact`, its
+    /// `lookup` is `records.coverURLRequired`, its `recheck_interval` is
+    /// `retry.lookupRecheck`).
+    public var sources = LookupSettings()
     /// Free space a cover write leaves on the cache's filesystem (0: no check).
     public var minFreeBytes = 2 * 1024 * 1024
     /// The file these settings were read from, if any.
     public var file: String?
+
+    /// The lookup stage's share of these settings: `sources`, with the
+    /// archive thumbnail `images.max_dimension` calls for.
+    public var lookup: LookupSettings {
+        var lookup = sources
+        lookup.thumbnail = LookupSettings.thumbnail(for: imageOutput.maxDimension)
+        return lookup
+    }
 
     /// The coordinator's share of these settings.
     public var sync: SyncSettings {

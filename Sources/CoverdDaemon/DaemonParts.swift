@@ -3,6 +3,7 @@ import CoverdBase
 import CoverdCache
 import CoverdConfig
 import CoverdFetch
+import CoverdLookup
 import CoverdRecords
 import CoverdSync
 
@@ -14,6 +15,7 @@ import CoverdSync
 struct DaemonParts {
     let store: CoverStore
     let fetcher: CurlFetcher
+    let lookup: CoverLookup
     let writer: IndexWriter
     let coordinator: CoverCoordinator
     let watcher: RecordWatcher
@@ -101,12 +103,14 @@ struct DaemonParts {
             throw DaemonError("cannot start the fetcher: \(error)", errno: error.code)
         }
         for note in fetcher.notes { bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning)) }
+        lookup = CoverLookup(fetcher: fetcher, settings: config.lookup)
         writer = IndexWriter(index: index, reserve: reserve) { error in
             bus.post(OperationFailed(operation: "write the index", error: error.description))
         }
         let flushes = FlushBatcher(directory: store.directory)
         coordinator = CoverCoordinator(
-            bus: bus, fetcher: fetcher, index: index, writer: writer, store: store, settings: config.sync, flushes: flushes)
+            bus: bus, fetcher: fetcher, lookup: lookup, index: index, writer: writer, store: store, settings: config.sync,
+            flushes: flushes)
         do {
             watcher = try RecordWatcher(directory: config.recordsDirectory, limits: config.records, bus: bus)
         } catch {
@@ -139,6 +143,7 @@ struct DaemonParts {
         } catch {
             bus.post(OperationFailed(operation: "apply the new fetch settings", error: error.description))
         }
+        lookup.apply(config.lookup)
         coordinator.apply(config.sync)
         watcher.apply(config.records)
     }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import CoverdBase
 import CoverdCache
+import CoverdModel
 import CoverdRecords
 import CoverdSync
 
@@ -50,27 +51,31 @@ public final class EventLogger: Sendable {
                     logger.info("\(message.albums.count) albums added from \(records) record files", metadata: ["event": "album_added"])
                 }
                 for album in message.albums {
+                    var metadata = EventLogger.fields(of: album, url: album.coverURL)
+                    metadata["event"] = "album_added"
                     logger.log(
                         level: each, "album \(album.id) added: \(album.artist) – \(album.title) (\(album.record))",
-                        metadata: ["event": "album_added", "album_id": "\(album.id)", "record": "\(album.record)",
-                                   "url": "\(album.coverURL)"])
+                        metadata: metadata)
                 }
             },
             on(AlbumRemoved.self) { message in
-                logger.info(
-                    "album \(message.id) removed: its record is gone",
-                    metadata: ["event": "album_removed", "album_id": "\(message.id)", "record": "\(message.record)",
-                               "url": "\(message.coverURL)"])
+                var metadata: Logger.Metadata = ["event": "album_removed", "album_id": "\(message.id)", "record": "\(message.record)"]
+                if let url = message.coverURL { metadata["url"] = "\(url)" }
+                logger.info("album \(message.id) removed: its record is gone", metadata: metadata)
             },
             on(CoverCached.self) { message in
                 let milliseconds = message.duration.milliseconds
-                var metadata: Logger.Metadata = [
-                    "event": "cover_cached", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
-                    "url": "\(message.album.coverURL)", "bytes": "\(message.bytes)", "duration_ms": "\(milliseconds)",
-                ]
+                var metadata = EventLogger.fields(of: message.album, url: message.url)
+                metadata["event"] = "cover_cached"
+                metadata["bytes"] = "\(message.bytes)"
+                metadata["duration_ms"] = "\(milliseconds)"
+                metadata["source"] = "\(message.source.rawValue)"
+                if let release = message.album.releaseID ?? message.releaseID { metadata["mbid"] = "\(release)" }
+                if let group = message.album.releaseGroupID ?? message.releaseGroupID { metadata["release_group_mbid"] = "\(group)" }
                 if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+                let found = message.source == .url ? "" : " (found by \(message.source.rawValue))"
                 logger.info(
-                    "cached cover for album \(message.album.id): \(message.bytes) bytes from \(message.album.coverURL) in \(milliseconds) ms",
+                    "cached cover for album \(message.album.id): \(message.bytes) bytes from \(message.url)\(found) in \(milliseconds) ms",
                     metadata: metadata)
             },
             on(CoverFailed.self) { EventLogger.log(logger, $0) },
@@ -145,30 +150,37 @@ public final class EventLogger: Sendable {
                 metadata: ["error": "cached covers missing or corrupt"])
         }
         for cover in message.covers {
-            logger.log(
-                level: each, "\(cover.reason): album \(cover.album.id) at \(cover.path); fetching it again",
-                metadata: ["album_id": "\(cover.album.id)", "record": "\(cover.album.record)",
-                           "url": "\(cover.album.coverURL)", "error": "\(cover.reason)"])
+            var metadata = fields(of: cover.album, url: cover.album.coverURL)
+            metadata["error"] = "\(cover.reason)"
+            logger.log(level: each, "\(cover.reason): album \(cover.album.id) at \(cover.path); fetching it again", metadata: metadata)
         }
     }
 
     private static func log(_ logger: Logger, _ message: CoverFailed) {
-        var metadata: Logger.Metadata = [
-            "event": "cover_failed", "album_id": "\(message.album.id)", "record": "\(message.album.record)",
-            "url": "\(message.album.coverURL)", "error": "\(message.reason)",
-        ]
+        var metadata = fields(of: message.album, url: message.url)
+        metadata["event"] = "cover_failed"
+        metadata["error"] = "\(message.reason)"
         if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
         if let duration = message.duration { metadata["duration_ms"] = "\(duration.milliseconds)" }
         let wait = message.retryAt.map { describeDelay($0.timeIntervalSinceNow) } ?? "later"
+        let what = message.url.map { " (\($0))" } ?? ""
         if message.permanent {
-            logger.error(
-                "cover for album \(message.album.id) failed: \(message.reason) (\(message.album.coverURL)); next try in \(wait)",
-                metadata: metadata)
+            logger.error("cover for album \(message.album.id) failed: \(message.reason)\(what); next try in \(wait)", metadata: metadata)
         } else {
             logger.warning(
-                "cover for album \(message.album.id) not fetched (attempt \(message.attempt)): \(message.reason) (\(message.album.coverURL)); retrying in \(wait)",
+                "cover for album \(message.album.id) not fetched (attempt \(message.attempt)): \(message.reason)\(what); retrying in \(wait)",
                 metadata: metadata)
         }
+    }
+
+    /// The fields every line about an album carries: its id and record, the
+    /// URL in question if there is one, and the MusicBrainz ids its record gives.
+    private static func fields(of album: Album, url: CoverURL?) -> Logger.Metadata {
+        var metadata: Logger.Metadata = ["album_id": "\(album.id)", "record": "\(album.record)"]
+        if let url { metadata["url"] = "\(url)" }
+        if let release = album.releaseID { metadata["mbid"] = "\(release)" }
+        if let group = album.releaseGroupID { metadata["release_group_mbid"] = "\(group)" }
+        return metadata
     }
 
     static func describeDelay(_ seconds: TimeInterval) -> String {

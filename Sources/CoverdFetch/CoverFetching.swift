@@ -76,7 +76,9 @@ public enum FetchOutcome: Sendable {
 /// budget until the caller calls `bodyConsumed()`; while the budget is spent,
 /// no new transfer starts, so memory stays bounded however slow the consumer.
 public protocol CoverFetching: Sendable {
-    func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void)
+    /// `limit`: a smaller size cap than the settings' for this body (a web
+    /// service's answer, say); nil keeps the settings'.
+    func fetch(_ id: FetchID, url: CoverURL, limit: Int?, completion: @escaping @Sendable (FetchOutcome) -> Void)
     func cancel(_ id: FetchID)
     /// A body delivered with `.success` has been written or dropped.
     func bodyConsumed()
@@ -84,4 +86,11 @@ public protocol CoverFetching: Sendable {
     func apply(_ settings: FetchSettings) throws(SystemError)
     /// Cancels everything and stops; returns when no transfer is running.
     func shutdown()
+}
+
+extension CoverFetching {
+    /// A cover, under the settings' size cap.
+    public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        fetch(id, url: url, limit: nil, completion: completion)
+    }
 }

@@ -13,7 +13,8 @@ import CoverdModel
 /// completions are called on that thread and must return quickly.
 public final class CurlFetcher: CoverFetching {
     private let inbox: TransferInbox
-    private let userAgent: String
+    /// The User-Agent every transfer sends, when not the settings' (`FetchSettings.contact`).
+    private let userAgent: String?
     private let stopped = DispatchSemaphore(value: 0)
     private let isShutDown = Atomic<Bool>(false)
     /// The transfer thread's name.
@@ -21,12 +22,13 @@ public final class CurlFetcher: CoverFetching {
     /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
     public let notes: [String]
 
-    public convenience init(settings: FetchSettings, userAgent: String = CoverdVersion.userAgent) throws(SystemError) {
+    /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
+    public convenience init(settings: FetchSettings, userAgent: String? = nil) throws(SystemError) {
         try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.defaultLongestWait)
     }
 
     /// `longestWait`: see `CurlSocketDriver.defaultLongestWait` (tests lengthen it, to see libcurl's timer alone at work).
-    init(settings: FetchSettings, userAgent: String, longestWait: Duration) throws(SystemError) {
+    init(settings: FetchSettings, userAgent: String?, longestWait: Duration) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()
         let options = try TransferOptions(settings: settings, userAgent: userAgent)
@@ -48,8 +50,8 @@ public final class CurlFetcher: CoverFetching {
         shutdown()
     }
 
-    public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
-        guard inbox.send(.start(id, url, completion)) else {
+    public func fetch(_ id: FetchID, url: CoverURL, limit: Int?, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        guard inbox.send(.start(id, url, limit, completion)) else {
             completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
             return
         }

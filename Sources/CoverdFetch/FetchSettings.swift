@@ -17,6 +17,9 @@ public struct FetchSettings: Sendable, Equatable {
     public var maxRedirects = 5
     /// A PEM bundle of extra certificate authorities to trust. Verification itself is never off.
     public var caFile: String?
+    /// How to reach whoever runs this coverd (`sources.contact`), sent in
+    /// every request's User-Agent as MusicBrainz asks; empty: none.
+    public var contact = ""
 
     public init() {}
 }

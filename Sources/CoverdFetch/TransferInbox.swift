@@ -4,7 +4,8 @@ import CoverdModel
 
 /// What other threads ask of the transfer loop.
 enum TransferCommand: Sendable {
-    case start(FetchID, CoverURL, @Sendable (FetchOutcome) -> Void)
+    /// A fetch, with its own size cap when smaller than the settings'.
+    case start(FetchID, CoverURL, Int?, @Sendable (FetchOutcome) -> Void)
     case cancel(FetchID)
     case settings(TransferOptions)
     case probe(@Sendable () -> Void)

@@ -25,6 +25,8 @@ final class TransferLoop {
     private struct Waiting {
         var id: FetchID
         var url: CoverURL
+        /// Its own size cap, when smaller than the settings'.
+        var limit: Int?
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
@@ -59,9 +61,9 @@ final class TransferLoop {
 
     private func handle(_ command: TransferCommand) {
         switch command {
-        case .start(let id, let url, let completion):
+        case .start(let id, let url, let limit, let completion):
             waiting.insert(id)
-            admission.enqueue(Waiting(id: id, url: url, completion: completion), origin: url.origin)
+            admission.enqueue(Waiting(id: id, url: url, limit: limit, completion: completion), origin: url.origin)
         case .cancel(let id):
             if let transfer = active[id] {
                 finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled")))
@@ -96,7 +98,8 @@ final class TransferLoop {
                 continue
             }
             let easy = pool.popLast() ?? CurlEasy()
-            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: options.settings.maxBytes, completion: next.completion)
+            let maxBytes = min(next.limit ?? options.settings.maxBytes, options.settings.maxBytes)
+            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, completion: next.completion)
             do {
                 try options.configure(transfer)
             } catch {
@@ -155,7 +158,7 @@ final class TransferLoop {
     private func shutDown(after later: ArraySlice<TransferCommand>) {
         for command in later + inbox.close() {
             switch command {
-            case .start(_, _, let completion): completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            case .start(_, _, _, let completion): completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
             case .probe(let reply): reply()
             case .cancel, .settings, .bodyConsumed, .shutdown: break
             }

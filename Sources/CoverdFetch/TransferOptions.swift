@@ -17,9 +17,10 @@ struct TransferOptions {
     /// Things worth a warning that did not prevent the setup.
     private(set) var notes: [String] = []
 
-    init(settings: FetchSettings, userAgent: String) throws(SystemError) {
+    /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
+    init(settings: FetchSettings, userAgent: String?) throws(SystemError) {
         self.settings = settings
-        self.userAgent = userAgent
+        self.userAgent = userAgent ?? CoverdVersion.userAgent(contact: settings.contact)
         guard let caFile = settings.caFile else {
             caBundle = nil
             return
@@ -60,7 +61,7 @@ struct TransferOptions {
             try easy.set(CURLOPT_LOW_SPEED_LIMIT, settings.lowSpeedLimit, "LOW_SPEED_LIMIT")
             try easy.set(CURLOPT_LOW_SPEED_TIME, max(1, Int(settings.lowSpeedTime.seconds.rounded())), "LOW_SPEED_TIME")
         }
-        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(settings.maxBytes), "MAXFILESIZE_LARGE")
+        try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(transfer.maxBytes), "MAXFILESIZE_LARGE")
         try easy.set(CURLOPT_USERAGENT, userAgent, "USERAGENT")
         // No CURLOPT_PIPEWAIT (which curl -Z sets): on http:// libcurl 7.88 then parks new
         // transfers to a host until one there finishes, not knowing yet whether the host

@@ -33,7 +33,7 @@ struct TransferOutcomeClassifier {
                 httpStatus: transfer.status, retryAfter: transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) },
                 duration: duration))
         case CURLE_WRITE_ERROR where transfer.exceededLimit, CURLE_FILESIZE_EXCEEDED:
-            return failure(.tooLarge, "response is larger than the \(settings.maxBytes)-byte limit")
+            return failure(.tooLarge, "response is larger than the \(transfer.maxBytes)-byte limit")
         case CURLE_TOO_MANY_REDIRECTS:
             return failure(.tooManyRedirects, "more than \(settings.maxRedirects) redirects")
         case CURLE_UNSUPPORTED_PROTOCOL:

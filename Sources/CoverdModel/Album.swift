@@ -1,4 +1,4 @@
-/// One album as read from a record: what coverd needs to fetch and name its cover.
+/// One album as read from a record: what coverd needs to find, fetch and name its cover.
 ///
 /// A value type whose fields live in one shared, immutable box: the catalog,
 /// the planner and bus messages all hold the same album, and at 100,000
@@ -11,17 +11,24 @@ public struct Album: Sendable, Hashable {
         let artist: String
         let year: String?
         let genre: String?
-        let coverURL: CoverURL
+        let coverURL: CoverURL?
+        let releaseID: MusicBrainzID?
+        let releaseGroupID: MusicBrainzID?
         let record: String
         let position: RecordPosition
 
-        init(id: AlbumID, title: String, artist: String, year: String?, genre: String?, coverURL: CoverURL, record: String, position: RecordPosition) {
+        init(
+            id: AlbumID, title: String, artist: String, year: String?, genre: String?, coverURL: CoverURL?,
+            releaseID: MusicBrainzID?, releaseGroupID: MusicBrainzID?, record: String, position: RecordPosition
+        ) {
             self.id = id
             self.title = title
             self.artist = artist
             self.year = year
             self.genre = genre
             self.coverURL = coverURL
+            self.releaseID = releaseID
+            self.releaseGroupID = releaseGroupID
             self.record = record
             self.position = position
         }
@@ -34,7 +41,12 @@ public struct Album: Sendable, Hashable {
     public var artist: String { fields.artist }
     public var year: String? { fields.year }
     public var genre: String? { fields.genre }
-    public var coverURL: CoverURL { fields.coverURL }
+    /// The record's `cover_url`; nil when the cover is to be looked up.
+    public var coverURL: CoverURL? { fields.coverURL }
+    /// The record's MusicBrainz release id (`mbid`), if it has one.
+    public var releaseID: MusicBrainzID? { fields.releaseID }
+    /// The record's MusicBrainz release-group id (`release_group_mbid`), if it has one.
+    public var releaseGroupID: MusicBrainzID? { fields.releaseGroupID }
     /// Absolute path of the record file the album came from.
     public var record: String { fields.record }
     /// Where in that file: "album 3 (line 12)"; for messages only.
@@ -42,9 +54,12 @@ public struct Album: Sendable, Hashable {
 
     public init(
         id: AlbumID, title: String, artist: String, year: String? = nil, genre: String? = nil,
-        coverURL: CoverURL, record: String, position: RecordPosition = .unspecified
+        coverURL: CoverURL?, releaseID: MusicBrainzID? = nil, releaseGroupID: MusicBrainzID? = nil, record: String,
+        position: RecordPosition = .unspecified
     ) {
-        fields = Fields(id: id, title: title, artist: artist, year: year, genre: genre, coverURL: coverURL, record: record, position: position)
+        fields = Fields(
+            id: id, title: title, artist: artist, year: year, genre: genre, coverURL: coverURL, releaseID: releaseID,
+            releaseGroupID: releaseGroupID, record: record, position: position)
     }
 
     /// True when the album's own data differs, ignoring where it was read from.
@@ -52,7 +67,8 @@ public struct Album: Sendable, Hashable {
     public func differsInContent(from other: Album) -> Bool {
         if fields === other.fields { return false }
         return id != other.id || title != other.title || artist != other.artist || year != other.year
-            || genre != other.genre || coverURL != other.coverURL
+            || genre != other.genre || coverURL != other.coverURL || releaseID != other.releaseID
+            || releaseGroupID != other.releaseGroupID
     }
 
     public static func == (lhs: Album, rhs: Album) -> Bool {

@@ -8,6 +8,8 @@ public enum AlbumFieldError: Error, Sendable, Equatable, CustomStringConvertible
     case controlCharacters(field: String)
     case invalidURL(String)
     case invalidID(String)
+    /// A MusicBrainz id field (`mbid`, `release_group_mbid` or an alias) that is not a UUID.
+    case invalidMusicBrainzID(field: String, text: String)
 
     public var description: String {
         switch self {
@@ -20,6 +22,8 @@ public enum AlbumFieldError: Error, Sendable, Equatable, CustomStringConvertible
         case .invalidURL(let reason): return "'cover_url' \(reason)"
         case .invalidID(let text):
             return "'id' \"\(text)\" is not a valid id (letters, digits, '.', '_', '-'; starting with a letter or digit; at most 128)"
+        case .invalidMusicBrainzID(let field, let text):
+            return "'\(field)' \"\(text)\" is not a MusicBrainz id (a UUID: 8-4-4-4-12 hexadecimal digits)"
         }
     }
 }

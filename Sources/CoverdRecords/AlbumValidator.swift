@@ -9,6 +9,9 @@ public struct RecordLimits: Sendable, Equatable {
     public var maxDepth: Int = 32
     public var maxTextLength: Int = 1024
     public var maxURLLength: Int = 4096
+    /// Whether an album needs a `cover_url` (`sources.lookup = false`);
+    /// otherwise one without it is looked up.
+    public var coverURLRequired = false
 
     public init() {}
 }
@@ -45,8 +48,15 @@ public struct AlbumValidator: Sendable {
     ) throws(AlbumFieldError) -> Album {
         let title = try requiredText(fields, ["title", "album"])
         let artist = try requiredText(fields, ["artist"])
-        let urlText = try requiredText(fields, ["cover_url", "coverUrl"], trim: false)
-        let url = try CoverURL(validating: urlText, maxLength: limits.maxURLLength)
+        let url: CoverURL?
+        if limits.coverURLRequired || AlbumValidator.isPresent(fields, ["cover_url", "coverUrl"]) {
+            let urlText = try requiredText(fields, ["cover_url", "coverUrl"], trim: false)
+            url = try CoverURL(validating: urlText, maxLength: limits.maxURLLength)
+        } else {
+            url = nil
+        }
+        let releaseID = try optionalMusicBrainzID(fields, ["mbid", "musicbrainz_albumid"])
+        let releaseGroupID = try optionalMusicBrainzID(fields, ["release_group_mbid", "musicbrainz_releasegroupid"])
         let year = try optionalYear(fields["year"])
         let genre = try optionalText(fields["genre"], name: "genre")
         let id: AlbumID
@@ -56,8 +66,46 @@ public struct AlbumValidator: Sendable {
         case let other?: throw .wrongType(field: "id", expected: "a string", found: other.typeDescription)
         }
         return Album(
-            id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url,
-            record: record, position: position)
+            id: id, title: title, artist: artist, year: year, genre: genre, coverURL: url, releaseID: releaseID,
+            releaseGroupID: releaseGroupID, record: record, position: position)
+    }
+
+    /// The names of every field the validator reads, aliases included.
+    public static let fieldNames = [
+        "id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre",
+        "mbid", "musicbrainz_albumid", "release_group_mbid", "musicbrainz_releasegroupid",
+    ]
+
+    /// Whether the validator reads `key`: a switch rather than a set, since
+    /// every member of every album of a start-up is asked about and a set hashes.
+    public static func isFieldName(_ key: String) -> Bool {
+        switch key {
+        case "id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre",
+            "mbid", "musicbrainz_albumid", "release_group_mbid", "musicbrainz_releasegroupid":
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether one of `names` holds a value (null counts as absent).
+    private static func isPresent(_ fields: [String: RecordFieldValue], _ names: [String]) -> Bool {
+        names.contains { fields[$0] != nil && fields[$0] != .null }
+    }
+
+    /// The first of `names` that is present, as a MusicBrainz id; nil when none is.
+    private func optionalMusicBrainzID(
+        _ fields: [String: RecordFieldValue], _ names: [String]
+    ) throws(AlbumFieldError) -> MusicBrainzID? {
+        guard let name = names.first(where: { fields[$0] != nil && fields[$0] != .null }), let value = fields[name] else {
+            return nil
+        }
+        guard case .string(let raw) = value else {
+            throw .wrongType(field: name, expected: "a string", found: value.typeDescription)
+        }
+        let text = try checkedText(raw, name: name, trim: true, limit: 64)
+        guard let id = MusicBrainzID(text) else { throw .invalidMusicBrainzID(field: name, text: String(text.prefix(64))) }
+        return id
     }
 
     /// The first of `names` that is present (aliases), as a non-empty string.

@@ -114,7 +114,7 @@ private struct ArchiveObjects {
 
     func fields(of entries: [(key: Int, value: Int)]) throws(BinaryPropertyList.FormatError) -> [String: RecordFieldValue] {
         var fields: [String: RecordFieldValue] = [:]
-        for key in ["album", "title", "artist", "year", "genre", "cover_url", "coverUrl", "id"] {
+        for key in AlbumValidator.fieldNames {
             guard let reference = try archive.member(entries, key) else { continue }
             fields[key] = try fieldValue(try resolve(reference))
         }

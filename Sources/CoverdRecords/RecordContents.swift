@@ -1,3 +1,4 @@
+import CoverdBase
 import CoverdModel
 
 /// What one record file yielded: its valid albums in file order, and the
@@ -64,19 +65,12 @@ public struct JSONRecordDecoder: Sendable {
         return contents
     }
 
-    /// The keys `AlbumValidator` reads (aliases included); others are ignored.
-    private static func isFieldName(_ key: String) -> Bool {
-        switch key {
-        case "id", "title", "album", "artist", "cover_url", "coverUrl", "year", "genre": return true
-        default: return false
-        }
-    }
 
     private func fields(of members: [String: JSONNode]) -> [String: RecordFieldValue] {
         // Walked rather than looked up key by key: an album has a handful of members, and each lookup hashes.
         var fields: [String: RecordFieldValue] = [:]
-        fields.reserveCapacity(min(members.count, 8))  // 8: the names `isFieldName` accepts
-        for (key, node) in members where Self.isFieldName(key) {
+        fields.reserveCapacity(min(members.count, 8))  // most albums have at most eight of the names
+        for (key, node) in members where AlbumValidator.isFieldName(key) {
             fields[key] = fieldValue(node.value)
         }
         return fields

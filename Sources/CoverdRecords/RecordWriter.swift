@@ -25,7 +25,9 @@ public struct RecordWriter: Sendable {
     public func write(_ album: Album, includeID: Bool) throws(SystemError) -> String {
         try makeDirectories(directory)
         var fields = ["\"title\": \(JSONText.quote(album.title))", "\"artist\": \(JSONText.quote(album.artist))"]
-        fields.append("\"cover_url\": \(JSONText.quote(album.coverURL.string))")
+        if let url = album.coverURL { fields.append("\"cover_url\": \(JSONText.quote(url.string))") }
+        if let release = album.releaseID { fields.append("\"mbid\": \(JSONText.quote(release.rawValue))") }
+        if let group = album.releaseGroupID { fields.append("\"release_group_mbid\": \(JSONText.quote(group.rawValue))") }
         if let year = album.year { fields.append("\"year\": \(JSONText.quote(year))") }
         if let genre = album.genre { fields.append("\"genre\": \(JSONText.quote(genre))") }
         if includeID { fields.append("\"id\": \(JSONText.quote(album.id.rawValue))") }

@@ -36,6 +36,14 @@ extension StatusReport {
             JSONText.append(row.error, to: &out)
             out += ", \"record\": ".utf8
             JSONText.append(row.record, to: &out)
+            out += ", \"source\": ".utf8
+            JSONText.append(row.source?.rawValue, to: &out)
+            out += ", \"mbid\": ".utf8
+            JSONText.append(row.releaseID ?? row.foundReleaseID, to: &out)
+            out += ", \"release_group_mbid\": ".utf8
+            JSONText.append(row.releaseGroupID ?? row.foundReleaseGroupID, to: &out)
+            out += ", \"resolved_url\": ".utf8
+            JSONText.append(row.state == .cached ? row.resolvedURL : nil, to: &out)
             out += "}".utf8
         }
         out += (rows.isEmpty ? "]}\n" : "\n ]}\n").utf8
@@ -44,7 +52,8 @@ extension StatusReport {
 
     /// A summary line and one line per album, for people.
     public func table() -> String {
-        var out = summary.line + "\n"
+        let summary = self.summary
+        var out = summary.line + (summary.lookups > 0 ? "; \(summary.lookups) waiting for a lookup" : "") + "\n"
         guard !rows.isEmpty else { return out }
         // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
         let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)
@@ -53,6 +62,7 @@ extension StatusReport {
             let state = row.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
             let id = row.id.rawValue.padding(toLength: max(idWidth, row.id.rawValue.count), withPad: " ", startingAt: 0)
             var detail = "\(row.artist) – \(row.title)"
+            if let source = row.source { detail += " [\(source.rawValue)]" }
             if let error = row.error, row.state != .cached {
                 detail += ": \(error)"
                 if let retry = row.nextRetry, retry > Date() {

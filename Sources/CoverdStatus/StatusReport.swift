@@ -17,7 +17,9 @@ public struct StatusReport: Sendable {
         for row in rows {
             switch row.state {
             case .cached: summary.cached += 1
-            case .pending: summary.pending += 1
+            case .pending:
+                summary.pending += 1
+                if row.coverURL == nil { summary.lookups += 1 }
             case .failed: summary.failed += 1
             }
         }

@@ -5,6 +5,7 @@ import CoverdBase
 import CoverdCache
 import CoverdFetch
 import CoverdImages
+import CoverdLookup
 import CoverdModel
 import CoverdRecords
 
@@ -22,6 +23,7 @@ import CoverdRecords
 public final class CoverCoordinator: Sendable {
     let bus: EventBus
     private let fetcher: any CoverFetching
+    private let lookups: LookupRunner
     let index: CoverIndex
     let writer: IndexWriter
     private let store: CoverStore
@@ -50,11 +52,12 @@ public final class CoverCoordinator: Sendable {
     }
 
     public init(
-        bus: EventBus, fetcher: any CoverFetching, index: CoverIndex, writer: IndexWriter, store: CoverStore,
-        settings: SyncSettings, flushes: FlushBatcher
+        bus: EventBus, fetcher: any CoverFetching, lookup: CoverLookup, index: CoverIndex, writer: IndexWriter,
+        store: CoverStore, settings: SyncSettings, flushes: FlushBatcher
     ) {
         self.bus = bus
         self.fetcher = fetcher
+        lookups = LookupRunner(lookup: lookup)
         self.index = index
         self.writer = writer
         self.store = store
@@ -106,6 +109,7 @@ public final class CoverCoordinator: Sendable {
             return state.observations
         }
         observations.forEach { $0.cancel() }
+        lookups.cancelAll()
         converters.cancelWaiting()
         queue.sync {
             // On the queue: a check's decision is either done or never starts.
@@ -128,6 +132,7 @@ public final class CoverCoordinator: Sendable {
     /// draining the coordinator, then the workers, then the coordinator again
     /// (for their results) leaves nothing in flight.
     public func finish() {
+        lookups.waitUntilIdle()  // Cancelled at stop(); their outcomes are decided on below.
         queue.sync {}
         converters.cancelWaiting()  // any submitted by a decision that was already running at stop()
         workers.waitUntilIdle()
@@ -170,14 +175,16 @@ public final class CoverCoordinator: Sendable {
         var changes: [IndexChange] = []
         for effect in effects {
             switch effect {
-            case .fetch where stopped:
+            case .fetch where stopped, .lookUp where stopped:
                 continue
             case .stage(let request) where stopped:
                 if case .download = request.source { fetcher.bodyConsumed() }
             case .fetch(let id, let url):
                 startFetch(id, url: url)
+            case .lookUp(let id, let request):
+                startLookup(id, request: request)
             case .cancelFetch(let id):
-                fetcher.cancel(id)
+                if !lookups.cancel(id) { fetcher.cancel(id) }
             case .stage(let request):
                 let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)
                 stage(request, with: CoverStager(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
@@ -198,7 +205,7 @@ public final class CoverCoordinator: Sendable {
     /// temporary file per album, in the worker pool or the conversion pool,
     /// then hands the result back once the files are durable.
     private func stage(_ request: StageRequest, with stager: CoverStager) {
-        let fetchID = request.fetchID, url = request.url
+        let fetchID = request.fetchID, key = request.job
         let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
         let isDownload = body != nil
         let flushes = self.flushes
@@ -211,7 +218,7 @@ public final class CoverCoordinator: Sendable {
             guard let self else { return }
             let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {
-                    self.run { planner, files, now in planner.staged(fetchID, url: url, result: result, now: now, files: files) }
+                    self.run { planner, files, now in planner.staged(fetchID, job: key, result: result, now: now, files: files) }
                 }
             }
             guard case .success(let staged) = written else { return deliver(written) }
@@ -231,6 +238,22 @@ public final class CoverCoordinator: Sendable {
             converters.submit(job)
         } else {
             workers.submit(job)
+        }
+    }
+
+    private func startLookup(_ id: FetchID, request: LookupRequest) {
+        lookups.start(id, request) { [weak self] outcome in
+            guard let self else { return }
+            self.queue.async {
+                var staging = false
+                self.run { planner, _, now in
+                    let effects = planner.lookupFinished(id, request: request, outcome: outcome, now: now)
+                    staging = effects.contains { if case .stage(let request) = $0 { request.fetchID == id } else { false } }
+                    return effects
+                }
+                // A cover found for albums that went away meanwhile is dropped here.
+                if case .found = outcome, !staging { self.fetcher.bodyConsumed() }
+            }
         }
     }
 

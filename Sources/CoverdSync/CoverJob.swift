@@ -1,8 +1,9 @@
 import CoverdFetch
+import CoverdLookup
 import CoverdModel
 import Foundation
 
-/// One download shared by every album with the same URL.
+/// One download, or one lookup, shared by every album with the same key.
 struct CoverJob {
     enum Phase: Equatable {
         case fetching(FetchID)
@@ -10,7 +11,7 @@ struct CoverJob {
         case waiting(until: Date, token: UInt64)
     }
 
-    var url: CoverURL
+    var key: JobKey
     var waiters: Set<AlbumID> = []
     /// Albums that joined while the body was being stored: they need a fetch of their own.
     var lateWaiters: Set<AlbumID> = []
@@ -19,4 +20,6 @@ struct CoverJob {
     var lastFailure: (message: String, permanent: Bool, httpStatus: Int?)?
     /// Set while the last failure was a full disk: the size that did not fit.
     var storageBytes: Int?
+    /// What a lookup found, while its cover is being stored.
+    var resolution: Resolution?
 }

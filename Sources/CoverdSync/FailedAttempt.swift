@@ -1,4 +1,5 @@
 import CoverdFetch
+import CoverdLookup
 
 /// One failed attempt at a job's cover, as the planner records it for every
 /// album waiting on the job.
@@ -14,6 +15,15 @@ struct FailedAttempt {
     var storage = false
     /// The cache's filesystem had no room: every cover waiting for room is looked at together.
     var outOfSpace = false
+    /// A lookup found nothing: looked up again after `lookupRecheck`.
+    var nothingFound = false
+
+    /// A lookup that found nothing; `message` says what it tried.
+    init(nothingFound message: String) {
+        self.message = message
+        permanent = true
+        nothingFound = true
+    }
 
     /// A download that failed.
     init(_ failure: FetchFailure) {

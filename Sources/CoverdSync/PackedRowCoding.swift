@@ -16,7 +16,18 @@ enum PackedRowCoding {
         static let bytes: UInt64 = 1 << 6
         static let fileMTime: UInt64 = 1 << 7
         static let httpStatus: UInt64 = 1 << 8
+        static let coverURL: UInt64 = 1 << 9
+        static let releaseID: UInt64 = 1 << 10
+        static let releaseGroupID: UInt64 = 1 << 11
+        static let foundReleaseID: UInt64 = 1 << 12
+        static let foundReleaseGroupID: UInt64 = 1 << 13
+        static let resolvedURL: UInt64 = 1 << 14
+        /// The resolved URL is the record's own (the common case), stored once.
+        static let resolvedIsCoverURL: UInt64 = 1 << 15
         static let stateMask: UInt64 = 0b11
+        /// The source, as its index in `CoverSource.allCases` plus one (0: not known).
+        static let sourceShift: UInt64 = 16
+        static let sourceMask: UInt64 = 0b111 << 16
     }
 
     private static let states: [CoverState] = [.pending, .cached, .failed]
@@ -39,13 +50,28 @@ enum PackedRowCoding {
         if row.bytes != nil { flags |= Flag.bytes }
         if row.fileMTime != nil { flags |= Flag.fileMTime }
         if row.httpStatus != nil { flags |= Flag.httpStatus }
+        if row.coverURL != nil { flags |= Flag.coverURL }
+        if row.releaseID != nil { flags |= Flag.releaseID }
+        if row.releaseGroupID != nil { flags |= Flag.releaseGroupID }
+        if row.foundReleaseID != nil { flags |= Flag.foundReleaseID }
+        if row.foundReleaseGroupID != nil { flags |= Flag.foundReleaseGroupID }
+        let resolvedIsCoverURL = row.resolvedURL != nil && row.resolvedURL == row.coverURL
+        if resolvedIsCoverURL { flags |= Flag.resolvedIsCoverURL } else if row.resolvedURL != nil { flags |= Flag.resolvedURL }
+        if let source = row.source, let index = CoverSource.allCases.firstIndex(of: source) {
+            flags |= UInt64(index + 1) << Flag.sourceShift
+        }
         putString(row.id.rawValue, into: &buffer)
         putVarint(flags, into: &buffer)
         putString(row.title, into: &buffer)
         putString(row.artist, into: &buffer)
         if let year = row.year { putString(year, into: &buffer) }
         if let genre = row.genre { putString(genre, into: &buffer) }
-        putString(row.coverURL, into: &buffer)
+        if let coverURL = row.coverURL { putString(coverURL, into: &buffer) }
+        if let releaseID = row.releaseID { putString(releaseID, into: &buffer) }
+        if let releaseGroupID = row.releaseGroupID { putString(releaseGroupID, into: &buffer) }
+        if let found = row.foundReleaseID { putString(found, into: &buffer) }
+        if let found = row.foundReleaseGroupID { putString(found, into: &buffer) }
+        if !resolvedIsCoverURL, let resolved = row.resolvedURL { putString(resolved, into: &buffer) }
         putVarint(UInt64(recordIndex), into: &buffer)
         if let error = row.error { putString(error, into: &buffer) }
         putSigned(Int64(row.attempts), into: &buffer)
@@ -65,7 +91,12 @@ enum PackedRowCoding {
         let artist = string(buffer, &cursor)
         let year = flags & Flag.year != 0 ? string(buffer, &cursor) : nil
         let genre = flags & Flag.genre != 0 ? string(buffer, &cursor) : nil
-        let coverURL = string(buffer, &cursor)
+        let coverURL = flags & Flag.coverURL != 0 ? string(buffer, &cursor) : nil
+        let releaseID = flags & Flag.releaseID != 0 ? string(buffer, &cursor) : nil
+        let releaseGroupID = flags & Flag.releaseGroupID != 0 ? string(buffer, &cursor) : nil
+        let foundReleaseID = flags & Flag.foundReleaseID != 0 ? string(buffer, &cursor) : nil
+        let foundReleaseGroupID = flags & Flag.foundReleaseGroupID != 0 ? string(buffer, &cursor) : nil
+        let resolvedURL = flags & Flag.resolvedIsCoverURL != 0 ? coverURL : (flags & Flag.resolvedURL != 0 ? string(buffer, &cursor) : nil)
         let record = records[Int(varint(buffer, &cursor))]
         let error = flags & Flag.error != 0 ? string(buffer, &cursor) : nil
         let attempts = Int(signed(buffer, &cursor))
@@ -73,11 +104,26 @@ enum PackedRowCoding {
         let bytes = flags & Flag.bytes != 0 ? Int(signed(buffer, &cursor)) : nil
         let fileMTime = flags & Flag.fileMTime != 0 ? signed(buffer, &cursor) : nil
         let httpStatus = flags & Flag.httpStatus != 0 ? Int(signed(buffer, &cursor)) : nil
-        return IndexRow(
-            id: AlbumID(trusted: id), title: title, artist: artist, year: year, genre: genre, coverURL: coverURL,
-            record: record, state: states[Int(flags & Flag.stateMask)], error: error, attempts: attempts,
-            nextRetry: nextRetry, bytes: bytes, fileMTime: fileMTime, httpStatus: httpStatus,
+        var row = IndexRow(
+            id: AlbumID(trusted: id), title: title, artist: artist, record: record, state: states[Int(flags & Flag.stateMask)],
             updatedAt: date(buffer, &cursor))
+        row.year = year
+        row.genre = genre
+        row.coverURL = coverURL
+        row.releaseID = releaseID
+        row.releaseGroupID = releaseGroupID
+        row.error = error
+        row.attempts = attempts
+        row.nextRetry = nextRetry
+        row.bytes = bytes
+        row.fileMTime = fileMTime
+        row.httpStatus = httpStatus
+        let source = Int((flags & Flag.sourceMask) >> Flag.sourceShift)
+        row.source = source == 0 ? nil : CoverSource.allCases[source - 1]
+        row.foundReleaseID = foundReleaseID
+        row.foundReleaseGroupID = foundReleaseGroupID
+        row.resolvedURL = resolvedURL
+        return row
     }
 
     /// The id's bytes of the row at `offset`, without decoding the rest.

@@ -9,7 +9,7 @@ import CoverdModel
 struct RetryHeap {
     struct Entry {
         var due: Date
-        var url: CoverURL
+        var key: JobKey
         var token: UInt64
     }
 

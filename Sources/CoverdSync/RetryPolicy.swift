@@ -10,6 +10,9 @@ public struct RetryPolicy: Sendable, Equatable {
     public var failedInterval: Duration = .seconds(86_400)
     /// Failures to write the cache (a full disk) are retried at least this often.
     public var storageMaxDelay: Duration = .seconds(30)
+    /// An album whose lookup found nothing is looked up again after about
+    /// this (`sources.recheck_interval`), spread by a tenth either way.
+    public var lookupRecheck: Duration = .seconds(604_800)
 
     public init() {}
 }

@@ -17,6 +17,9 @@ public struct StageRequest: Sendable {
     }
 
     public var fetchID: FetchID
+    /// The job the cover is for: a URL's, or a lookup's.
+    package var job: JobKey
+    /// Where the cover comes from (a lookup's found URL), recorded in a converted PNG.
     public var url: CoverURL
     public var source: Source
     public var albums: [AlbumID]

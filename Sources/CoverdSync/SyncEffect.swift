@@ -1,6 +1,7 @@
 import CoverdBase
 import CoverdCache
 import CoverdFetch
+import CoverdLookup
 import CoverdModel
 
 /// What the planner asks the coordinator to do; the coordinator performs
@@ -11,6 +12,9 @@ import CoverdModel
 /// largest, an index row.
 public enum SyncEffect: Sendable {
     case fetch(FetchID, CoverURL)
+    /// Find and download the cover of albums without a URL (`CoverLookup`).
+    indirect case lookUp(FetchID, LookupRequest)
+    /// Stop a fetch or a lookup.
     case cancelFetch(FetchID)
     /// Validate or convert a cover and write a temporary file for each album (off the coordinator's queue).
     indirect case stage(StageRequest)

@@ -14,21 +14,31 @@ public struct AlbumsAdded: BusMessage {
 public struct AlbumRemoved: BusMessage {
     public var id: AlbumID
     public var record: String
-    public var coverURL: String
+    /// The record's `cover_url`; nil for an album whose cover was looked up.
+    public var coverURL: String?
 }
 
 /// A cover stored in the cache.
 public struct CoverCached: BusMessage {
     public var album: Album
     public var path: String
+    /// Where it was downloaded from: the record's URL, or the one a lookup found.
+    public var url: CoverURL
+    /// How that URL was found, with the MusicBrainz ids a lookup went through.
+    public var source: CoverSource
+    public var releaseID: MusicBrainzID?
+    public var releaseGroupID: MusicBrainzID?
     public var bytes: Int
     public var httpStatus: Int?
     public var duration: Duration
 }
 
-/// A cover that could not be fetched or stored.
+/// A cover that could not be found, fetched or stored.
 public struct CoverFailed: BusMessage {
     public var album: Album
+    /// The URL that failed; nil when a lookup failed before there was one.
+    public var url: CoverURL?
+    /// The error; a lookup that found nothing says "no cover found" and what it tried.
     public var reason: String
     public var httpStatus: Int?
     public var duration: Duration?

@@ -97,6 +97,6 @@ extension SyncPlanner {
         tracked.store(entry)
         effects.append(.index(.upsert(row(for: id, now: now))))
         lost.append(CachedCoversLost.Cover(album: entry.album, path: paths.path(for: id), reason: reason))
-        attach(id, to: entry.album.coverURL, now: now, effects: &effects)
+        attach(id, to: JobKey(entry.album), now: now, effects: &effects)
     }
 }

@@ -32,23 +32,30 @@ extension SyncPlanner {
 
     /// Staging ended: on success, the temporaries the planner still wants
     /// are renamed into place (in id order), and the planner told how each went.
-    public mutating func staged(
-        _ fetchID: FetchID, url: CoverURL, result: Result<StagedCovers, StagingFailure>, now: Date, files: some CoverFiles
+    package mutating func staged(
+        _ fetchID: FetchID, job key: JobKey, result: Result<StagedCovers, StagingFailure>, now: Date, files: some CoverFiles
     ) -> [SyncEffect] {
         let staged: StagedCovers
         switch result {
-        case .failure(let failure): return files.carryOut(stagingFailed(fetchID, url: url, failure: failure, now: now))
+        case .failure(let failure): return files.carryOut(stagingFailed(fetchID, job: key, failure: failure, now: now))
         case .success(let covers): staged = covers
         }
         var renamed: [AlbumID: Result<FileStamp, SystemError>] = [:]
-        for (id, temporary) in temporariesToCommit(fetchID, url: url, staged: staged).sorted(by: { $0.key < $1.key }) {
+        for (id, temporary) in temporariesToCommit(fetchID, job: key, staged: staged).sorted(by: { $0.key < $1.key }) {
             do throws(SystemError) {
                 renamed[id] = .success(try files.commit(temporary, as: id))
             } catch {
                 renamed[id] = .failure(error)
             }
         }
-        return files.carryOut(committed(fetchID, url: url, staged: staged, renamed: renamed, now: now))
+        return files.carryOut(committed(fetchID, job: key, staged: staged, renamed: renamed, now: now))
+    }
+
+    /// `staged` for a URL's job.
+    public mutating func staged(
+        _ fetchID: FetchID, url: CoverURL, result: Result<StagedCovers, StagingFailure>, now: Date, files: some CoverFiles
+    ) -> [SyncEffect] {
+        staged(fetchID, job: .url(url), result: result, now: now, files: files)
     }
 
     /// Waiting jobs whose time has come, with the room the disk has now.

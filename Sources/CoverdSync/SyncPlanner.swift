@@ -1,16 +1,18 @@
 import CoverdBase
 import CoverdCache
 import CoverdFetch
+import CoverdLookup
 import CoverdModel
 import CoverdRecords
 import Foundation
 
 /// The coordinator's decisions, as a pure state machine: which albums exist,
-/// the state of each cover, and one job per URL (however many albums share it).
+/// the state of each cover, and one job per URL or per lookup (however many
+/// albums share it).
 ///
-/// Events go in (albums updated or withdrawn, fetches and staging finished,
-/// timers due), with what the files turned out to be where a decision needs
-/// it; effects come out (fetch, cancel, stage, remove, discard, index, post)
+/// Events go in (albums updated or withdrawn, fetches, lookups and staging
+/// finished, timers due), with what the files turned out to be where a decision needs
+/// it; effects come out (fetch, look up, cancel, stage, remove, discard, index, post)
 /// for the coordinator to perform. The planner does no I/O: what it needs
 /// looked at on disk it names first (`coversToCheck`,
 /// `temporariesToCommit`), and `SyncPlanner+CoverFiles` runs each step
@@ -18,7 +20,9 @@ import Foundation
 /// from one queue.
 public struct SyncPlanner {
     var tracked = TrackedAlbums()
-    var jobs: [CoverURL: CoverJob] = [:]
+    var jobs: [JobKey: CoverJob] = [:]
+    /// Where lookups found the covers of albums whose record has no URL.
+    var resolutions: [AlbumID: Resolution] = [:]
     /// Rows from the index not yet matched by a record in this run.
     var persisted = PersistedRows()
     var retries = RetryHeap()
@@ -71,7 +75,7 @@ public struct SyncPlanner {
     /// The earliest time a waiting job is due, if any.
     public mutating func nextWakeUp() -> Date? {
         while let entry = retries.earliest {
-            if case .waiting(_, let token)? = jobs[entry.url]?.phase, token == entry.token { return entry.due }
+            if case .waiting(_, let token)? = jobs[entry.key]?.phase, token == entry.token { return entry.due }
             _ = retries.pop()
         }
         return nil
@@ -80,13 +84,13 @@ public struct SyncPlanner {
     // MARK: Records
 
     /// The files `update(albums)` needs looked at: new albums whose index row
-    /// (same URL, not failed) may have a cover on disk without a stamp to
+    /// (same job, not failed) may have a cover on disk without a stamp to
     /// trust, a pending row's file renamed into place just before a crash, say.
     public mutating func coversToCheck(before albums: [Album]) -> [CoverCheck] {
         guard persisted.hasRowsToCheck else { return [] }
         return albums.compactMap { album in
             guard tracked[album.id] == nil, persisted.mayNeedCheck(album.id), let row = persisted.peek(album.id),
-                row.coverURL == album.coverURL.string
+                row.hasSameJob(as: album)
             else { return nil }
             return CoverCheck(id: album.id, expected: row.state == .cached ? row : nil)
         }
@@ -100,23 +104,25 @@ public struct SyncPlanner {
         for album in albums {
             if var current = tracked[album.id] {
                 current.restored = false
-                if current.album.coverURL != album.coverURL {
-                    detach(album.id, from: current.album.coverURL, effects: &effects)
+                let key = JobKey(album)
+                if JobKey(current.album) != key {
+                    detach(album.id, from: JobKey(current.album), effects: &effects)
                     effects.append(.removeCover(album.id))
-                    tracked.setState(&current, .pending)  // Before the URL changes: it unlists the old URL's cached copy.
-                    current.album = album
+                    resolutions[album.id] = nil
+                    tracked.setState(&current, .pending)  // Before the job changes: it unlists the old job's cached copy.
+                    tracked.replaceAlbum(of: &current, with: album)
                     current.attempts = 0
                     current.error = nil
                     current.stamp = nil
                     current.nextRetry = nil
                     tracked.store(current)
-                    attach(album.id, to: album.coverURL, now: now, retryWaiting: true, effects: &effects)
+                    attach(album.id, to: key, now: now, retryWaiting: true, effects: &effects)
                 } else if current.album.differsInContent(from: album) {
-                    current.album = album
+                    tracked.replaceAlbum(of: &current, with: album)
                     tracked.store(current)
-                    if current.state == .failed { retryNow(album.coverURL, now: now, effects: &effects) }
+                    if current.state == .failed { retryNow(key, now: now, effects: &effects) }
                 } else {
-                    current.album = album  // Only the record file or position moved.
+                    tracked.replaceAlbum(of: &current, with: album)  // Only the record file or position moved.
                     tracked.store(current)
                 }
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
@@ -135,10 +141,11 @@ public struct SyncPlanner {
         var effects: [SyncEffect] = []
         for id in ids {
             guard let current = tracked.remove(id) else { continue }
-            detach(id, from: current.album.coverURL, effects: &effects)
+            detach(id, from: JobKey(current.album), effects: &effects)
+            resolutions[id] = nil
             effects.append(.removeCover(id))
             effects.append(.index(.delete(id)))
-            effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL.string)))
+            effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL?.string)))
         }
         return effects
     }
@@ -206,12 +213,13 @@ public struct SyncPlanner {
             let row = self.row(for: album.id, now: now)
             if previous.map({ !row.sameContent(as: $0) }) ?? true { effects.append(.index(.upsert(row))) }
         }
-        guard let row = previous, row.coverURL == album.coverURL.string else {
-            if previous != nil { effects.append(.removeCover(album.id)) }  // A cover of the old URL.
+        let key = JobKey(album)
+        guard let row = previous, row.hasSameJob(as: album) else {
+            if previous != nil { effects.append(.removeCover(album.id)) }  // A cover of the old URL or lookup.
             tracked.store(entry)
             // A new album on a URL that just failed shares that failure: 20,000 new
             // records naming one dead URL must not mean 20,000 requests.
-            attach(album.id, to: album.coverURL, now: now, retryWaiting: previous != nil, effects: &effects)
+            attach(album.id, to: key, now: now, retryWaiting: previous != nil, effects: &effects)
             return
         }
         entry.attempts = row.attempts
@@ -231,6 +239,8 @@ public struct SyncPlanner {
             entry.attempts = 0
             tracked.setState(&entry, .cached)
             tracked.store(entry)
+            // What a lookup found is kept: a warm restart asks nothing of MusicBrainz or the archive.
+            if album.coverURL == nil { resolutions[album.id] = Resolution(row: row) }
             return
         }
         let recordChanged = row.title != album.title || row.artist != album.artist || row.year != album.year || row.genre != album.genre
@@ -239,43 +249,46 @@ public struct SyncPlanner {
         }
         tracked.store(entry)
         if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
-            waitForRetry(album.id, on: album.coverURL, until: due, attempts: row.attempts, effects: &effects)
+            waitForRetry(album.id, on: key, until: due, attempts: row.attempts, effects: &effects)
         } else {
-            attach(album.id, to: album.coverURL, now: now, retryWaiting: recordChanged, effects: &effects)
+            attach(album.id, to: key, now: now, retryWaiting: recordChanged, effects: &effects)
         }
     }
 
     /// Adds an album whose retry time is still ahead (from the index) to a waiting job.
-    private mutating func waitForRetry(_ id: AlbumID, on url: CoverURL, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
-        if jobs[url] != nil {
-            attach(id, to: url, now: due, effects: &effects)
+    private mutating func waitForRetry(_ id: AlbumID, on key: JobKey, until due: Date, attempts: Int, effects: inout [SyncEffect]) {
+        if jobs[key] != nil {
+            attach(id, to: key, now: due, effects: &effects)
             return
         }
         let token = newToken()
-        jobs[url] = CoverJob(url: url, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
+        jobs[key] = CoverJob(key: key, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
         if var entry = tracked[id] {
             entry.nextRetry = due
             tracked.store(entry)
         }
-        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+        retries.push(RetryHeap.Entry(due: due, key: key, token: token))
     }
 
-    // MARK: Jobs: one per URL, however many albums share it
+    // MARK: Jobs: one per URL or lookup, however many albums share it
 
-    /// Adds an album to its URL's job. With no job, another album's cached
-    /// copy of the URL is used if there is one, else a fetch starts. A job
-    /// waiting to retry starts at once when `retryWaiting` (the album's record
-    /// changed); otherwise the album shares its last failure.
-    mutating func attach(_ id: AlbumID, to url: CoverURL, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
-        guard var job = jobs[url] else {
+    /// Adds an album to its job. With no job, another album's cached copy
+    /// of the same URL (or lookup) is used if there is one, else a fetch (or
+    /// lookup) starts. A job waiting to retry starts at once when
+    /// `retryWaiting` (the album's record changed); otherwise the album
+    /// shares its last failure.
+    mutating func attach(_ id: AlbumID, to key: JobKey, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
+        guard var job = jobs[key] else {
             let fetchID = newFetchID()
-            if let sibling = tracked.cachedCopies(of: url).first(where: { $0 != id }) {
-                jobs[url] = CoverJob(url: url, waiters: [id], phase: .storing(fetchID))
-                effects.append(.stage(StageRequest(fetchID: fetchID, url: url, source: .cachedCover(sibling), albums: [id])))
+            if let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
+                let url = key.url ?? resolutions[sibling]?.url
+            {
+                jobs[key] = CoverJob(key: key, waiters: [id], phase: .storing(fetchID), resolution: resolutions[sibling])
+                effects.append(.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
             }
-            jobs[url] = CoverJob(url: url, waiters: [id], phase: .fetching(fetchID))
-            effects.append(.fetch(fetchID, url))
+            jobs[key] = CoverJob(key: key, waiters: [id], phase: .fetching(fetchID))
+            effects.append(start(key, fetchID))
             return
         }
         switch job.phase {
@@ -283,9 +296,9 @@ public struct SyncPlanner {
         case .fetching: job.waiters.insert(id)
         case .waiting:
             job.waiters.insert(id)
-            jobs[url] = job
+            jobs[key] = job
             if retryWaiting {
-                retryNow(url, now: now, effects: &effects)
+                retryNow(key, now: now, effects: &effects)
                 return
             }
             if let failure = job.lastFailure, var entry = tracked[id] {
@@ -295,89 +308,122 @@ public struct SyncPlanner {
                 tracked.store(entry)
             }
         }
-        jobs[url] = job
+        jobs[key] = job
     }
 
     /// Removes an album from its job; a job nobody waits for is cancelled.
-    mutating func detach(_ id: AlbumID, from url: CoverURL, effects: inout [SyncEffect]) {
-        guard var job = jobs[url] else { return }
+    mutating func detach(_ id: AlbumID, from key: JobKey, effects: inout [SyncEffect]) {
+        guard var job = jobs[key] else { return }
         job.waiters.remove(id)
         job.lateWaiters.remove(id)
         guard job.waiters.isEmpty && job.lateWaiters.isEmpty else {
-            jobs[url] = job
+            jobs[key] = job
             return
         }
-        jobs[url] = nil
+        jobs[key] = nil
         if case .fetching(let fetchID) = job.phase { effects.append(.cancelFetch(fetchID)) }
     }
 
     /// Starts a waiting job now (a changed record, a reload).
-    mutating func retryNow(_ url: CoverURL, now: Date, effects: inout [SyncEffect]) {
-        guard var job = jobs[url], case .waiting = job.phase else { return }
+    mutating func retryNow(_ key: JobKey, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[key], case .waiting = job.phase else { return }
         let fetchID = newFetchID()
         job.phase = .fetching(fetchID)
         job.attempts = 0
-        jobs[url] = job
-        effects.append(.fetch(fetchID, url))
+        jobs[key] = job
+        effects.append(start(key, fetchID))
+    }
+
+    /// The effect that starts a job's attempt: a fetch of its URL, or its lookup.
+    private func start(_ key: JobKey, _ fetchID: FetchID) -> SyncEffect {
+        switch key {
+        case .url(let url): return .fetch(fetchID, url)
+        case .lookup(let request): return .lookUp(fetchID, request)
+        }
     }
 
     // MARK: Outcomes
 
     /// A download ended. Stale outcomes (a job cancelled or restarted since) are ignored.
     public mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
-        guard var job = jobs[url], job.phase == .fetching(fetchID) else { return [] }
+        let key = JobKey.url(url)
+        guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
         switch outcome {
         case .success(let body):
             job.phase = .storing(fetchID)
-            jobs[url] = job
-            return [.stage(StageRequest(fetchID: fetchID, url: url, source: .download(body), albums: job.waiters.sorted()))]
+            jobs[key] = job
+            return [.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .download(body), albums: job.waiters.sorted()))]
         case .failure(let failure):
             if failure.kind == .cancelled { return [] }
             var effects: [SyncEffect] = []
-            fail(url, FailedAttempt(failure), now: now, effects: &effects)
+            fail(key, FailedAttempt(failure), now: now, effects: &effects)
             return effects
         }
     }
 
-    /// Staging failed. A cached copy that could not be used is fetched instead.
-    public mutating func stagingFailed(_ fetchID: FetchID, url: CoverURL, failure: StagingFailure, now: Date) -> [SyncEffect] {
-        guard var job = jobs[url], job.phase == .storing(fetchID) else { return [] }
+    /// A lookup ended: its cover (downloaded) is staged for every album
+    /// waiting on it; "nothing found" fails them until `lookupRecheck`.
+    /// Stale outcomes are ignored.
+    public mutating func lookupFinished(_ fetchID: FetchID, request: LookupRequest, outcome: LookupOutcome, now: Date) -> [SyncEffect] {
+        let key = JobKey.lookup(request)
+        guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
+        var effects: [SyncEffect] = []
+        switch outcome {
+        case .found(let resolution, let body):
+            job.phase = .storing(fetchID)
+            job.resolution = resolution
+            jobs[key] = job
+            effects.append(.stage(StageRequest(
+                fetchID: fetchID, job: key, url: resolution.url, source: .download(body), albums: job.waiters.sorted())))
+        case .notFound(let message):
+            fail(key, FailedAttempt(nothingFound: message), now: now, effects: &effects)
+        case .failed(let failure):
+            if failure.kind == .cancelled { return [] }
+            fail(key, FailedAttempt(failure), now: now, effects: &effects)
+        }
+        return effects
+    }
+
+    /// Staging failed. A cached copy that could not be used is fetched (or looked up) instead.
+    package mutating func stagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
+        guard var job = jobs[key], job.phase == .storing(fetchID) else { return [] }
         job.waiters.formUnion(job.lateWaiters)
         job.lateWaiters = []
         if case .sourceUnavailable = failure {
             // The other album's copy is gone or bad: download instead.
             let fetchID = newFetchID()
             job.phase = .fetching(fetchID)
-            jobs[url] = job
-            return [.fetch(fetchID, url)]
+            job.resolution = nil
+            jobs[key] = job
+            return [start(key, fetchID)]
         }
         if case .storage(_, let bytes) = failure { job.storageBytes = bytes }
-        jobs[url] = job
+        jobs[key] = job
         var effects: [SyncEffect] = []
-        fail(url, FailedAttempt(failure), now: now, effects: &effects)
+        fail(key, FailedAttempt(failure), now: now, effects: &effects)
         return effects
     }
 
     /// Of a job's staged temporaries, those to rename into place now: the
-    /// files of albums that still want this URL (none for a stale job). The
+    /// files of albums that still want this job (none for a stale job). The
     /// caller renames them, then reports with `committed`.
-    public func temporariesToCommit(_ fetchID: FetchID, url: CoverURL, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
-        guard let job = jobs[url], job.phase == .storing(fetchID) else { return [:] }
-        return staged.temporaries.filter { id, _ in tracked[id]?.album.coverURL == url && job.waiters.contains(id) }
+    package func temporariesToCommit(_ fetchID: FetchID, job key: JobKey, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
+        guard let job = jobs[key], job.phase == .storing(fetchID) else { return [:] }
+        return staged.temporaries.filter { id, _ in tracked[id].map { JobKey($0.album) == key } == true && job.waiters.contains(id) }
     }
 
     /// The renames `temporariesToCommit` asked for were made (`renamed`:
     /// each album's new stamp, or why its rename failed). Committed albums
     /// are cached; staged files nobody took are discarded; waiters that got
     /// no file go round again.
-    public mutating func committed(
-        _ fetchID: FetchID, url: CoverURL, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
+    package mutating func committed(
+        _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
     ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
             effects.append(.discard(temporary))
         }
-        guard let job = jobs[url], job.phase == .storing(fetchID) else { return effects }
+        guard let job = jobs[key], job.phase == .storing(fetchID) else { return effects }
         var unstored: Set<AlbumID> = job.lateWaiters
         var storageError: SystemError?
         for (id, outcome) in renamed.sorted(by: { $0.key < $1.key }) {
@@ -398,20 +444,27 @@ public struct SyncPlanner {
             entry.httpStatus = staged.httpStatus
             tracked.setState(&entry, .cached)
             tracked.store(entry)
+            if case .lookup = key { resolutions[id] = job.resolution }
+            let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
-            effects.append(.post(CoverCached(
-                album: entry.album, path: paths.path(for: id), bytes: staged.bytes,
-                httpStatus: staged.httpStatus, duration: staged.duration)))
+            if let url = key.url ?? found?.url {
+                effects.append(.post(CoverCached(
+                    album: entry.album, path: paths.path(for: id), url: url, source: found?.source ?? .url,
+                    releaseID: found?.releaseID, releaseGroupID: found?.releaseGroupID, bytes: staged.bytes,
+                    httpStatus: staged.httpStatus, duration: staged.duration)))
+            }
         }
         // Waiters that got no file (they joined late, or a rename failed) go round again.
         unstored.formUnion(job.waiters.filter { staged.temporaries[$0] == nil })
-        jobs[url] = nil
+        jobs[key] = nil
         guard !unstored.isEmpty else { return effects }
         if let storageError {
-            jobs[url] = CoverJob(url: url, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: staged.bytes)
-            fail(url, FailedAttempt(.storage(storageError, bytes: staged.bytes)), now: now, effects: &effects)
+            jobs[key] = CoverJob(
+                key: key, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: staged.bytes,
+                resolution: job.resolution)
+            fail(key, FailedAttempt(.storage(storageError, bytes: staged.bytes)), now: now, effects: &effects)
         } else {
-            for id in unstored.sorted() { attach(id, to: url, now: now, effects: &effects) }
+            for id in unstored.sorted() { attach(id, to: key, now: now, effects: &effects) }
         }
         return effects
     }
@@ -424,19 +477,19 @@ public struct SyncPlanner {
     /// albums' next try in the index to the next look.
     public mutating func timerFired(now: Date, space: FreeSpace) -> [SyncEffect] {
         var effects: [SyncEffect] = []
-        var stillFull: [(CoverURL, CoverJob)] = []
+        var stillFull: [(JobKey, CoverJob)] = []
         while let entry = retries.earliest, entry.due <= now {
             _ = retries.pop()
-            guard var job = jobs[entry.url], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
+            guard var job = jobs[entry.key], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
             if let bytes = job.storageBytes, !space.fits(bytes) {
-                stillFull.append((entry.url, job))
+                stillFull.append((entry.key, job))
                 continue
             }
             job.storageBytes = nil
             let fetchID = newFetchID()
             job.phase = .fetching(fetchID)
-            jobs[entry.url] = job
-            effects.append(.fetch(fetchID, entry.url))
+            jobs[entry.key] = job
+            effects.append(start(entry.key, fetchID))
         }
         let due = now.addingTimeInterval(policy.storageMaxDelay.seconds)
         if !stillFull.isEmpty {
@@ -444,11 +497,11 @@ public struct SyncPlanner {
             let largest = stillFull.compactMap { $0.1.storageBytes }.max() ?? 0
             effects.append(.post(CoversWaitingForRoom(count: stillFull.count, largestBytes: largest, retryAt: due)))
         }
-        for (url, var job) in stillFull {
+        for (key, var job) in stillFull {
             let token = newToken()
             job.phase = .waiting(until: due, token: token)
-            jobs[url] = job
-            retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+            jobs[key] = job
+            retries.push(RetryHeap.Entry(due: due, key: key, token: token))
             // `status` would otherwise show a next try already past while the disk stays full.
             for id in job.waiters.sorted() {
                 guard var entry = tracked[id] else { continue }
@@ -460,13 +513,16 @@ public struct SyncPlanner {
         return effects
     }
 
-    /// Records a failed attempt for every album waiting on `url` and schedules the next one.
-    private mutating func fail(_ url: CoverURL, _ attempt: FailedAttempt, now: Date, effects: inout [SyncEffect]) {
-        guard var job = jobs[url] else { return }
+    /// Records a failed attempt for every album waiting on `key` and schedules the next one.
+    private mutating func fail(_ key: JobKey, _ attempt: FailedAttempt, now: Date, effects: inout [SyncEffect]) {
+        guard var job = jobs[key] else { return }
         job.attempts += 1
         if !attempt.storage { job.storageBytes = nil }
         let delay: Duration
-        if attempt.permanent {
+        if attempt.nothingFound {
+            // Spread out, so that thousands of albums looked up in one first sync are not looked up again all at once.
+            delay = policy.lookupRecheck * (0.9 + 0.2 * random())
+        } else if attempt.permanent {
             delay = policy.failedInterval
         } else if let retryAfter = attempt.retryAfter {
             // Honour the server, within reason: never sooner than half the first backoff, never beyond the failed interval.
@@ -488,8 +544,8 @@ public struct SyncPlanner {
         let token = newToken()
         job.phase = .waiting(until: due, token: token)
         job.lastFailure = (attempt.message, attempt.permanent, attempt.httpStatus)
-        jobs[url] = job
-        retries.push(RetryHeap.Entry(due: due, url: url, token: token))
+        jobs[key] = job
+        retries.push(RetryHeap.Entry(due: due, key: key, token: token))
         for id in job.waiters.sorted() {
             guard var entry = tracked[id] else { continue }
             entry.error = attempt.message
@@ -500,7 +556,7 @@ public struct SyncPlanner {
             tracked.store(entry)
             effects.append(.index(.upsert(row(for: id, now: now))))
             effects.append(.post(CoverFailed(
-                album: entry.album, reason: attempt.message, httpStatus: attempt.httpStatus, duration: attempt.duration,
+                album: entry.album, url: key.url ?? job.resolution?.url, reason: attempt.message, httpStatus: attempt.httpStatus, duration: attempt.duration,
                 permanent: attempt.permanent, attempt: job.attempts, retryAt: due)))
         }
     }
@@ -527,7 +583,35 @@ public struct SyncPlanner {
         row.bytes = entry.stamp?.bytes
         row.fileMTime = entry.stamp?.mtime
         row.httpStatus = entry.httpStatus
+        if let found = resolutions[id] {
+            row.source = found.source
+            row.foundReleaseID = found.releaseID?.rawValue
+            row.foundReleaseGroupID = found.releaseGroupID?.rawValue
+        }
+        if entry.state == .cached { row.resolvedURL = entry.album.coverURL?.string ?? resolutions[id]?.url.string }
         return row
+    }
+}
+
+extension IndexRow {
+    /// Whether the row is about the same job as `album`: the same record URL
+    /// or, for an album to look up, the same ids, artist and title.
+    func hasSameJob(as album: Album) -> Bool {
+        if let url = album.coverURL { return coverURL == url.string }
+        return coverURL == nil && releaseID == album.releaseID?.rawValue && releaseGroupID == album.releaseGroupID?.rawValue
+            && artist == album.artist && title == album.title
+    }
+}
+
+extension Resolution {
+    /// What a looked-up row's lookup found; nil for a row that has no such record.
+    init?(row: IndexRow) {
+        guard let source = row.source, source != .url, let text = row.resolvedURL, let url = try? CoverURL(validating: text) else {
+            return nil
+        }
+        self.init(
+            url: url, source: source, releaseID: (row.foundReleaseID ?? row.releaseID).flatMap(MusicBrainzID.init),
+            releaseGroupID: (row.foundReleaseGroupID ?? row.releaseGroupID).flatMap(MusicBrainzID.init))
     }
 }
 

@@ -10,9 +10,10 @@ import CoverdSync
 /// that always begins with the contract's summary
 /// (`<N> albums: <C> cached, <P> pending, <F> failed`).
 ///
-/// While the covers taken as cached at start-up are being looked at, the line
-/// ends "; checking N cached covers" (a lifecycle note such as "stopping"
-/// takes its place).
+/// While albums wait for a lookup the line goes on "; N waiting for a
+/// lookup"; while the covers taken as cached at start-up are being looked
+/// at, it ends "; checking N cached covers" (a lifecycle note such as
+/// "stopping" takes its place).
 ///
 /// Progress is coalesced: while covers are pending, STATUS= goes out at most
 /// about once a second; when nothing is pending any more it goes out at once,
@@ -116,7 +117,9 @@ public final class SystemdReporter: Sendable {
 
     private func line(_ state: State) -> String {
         let note = state.note ?? state.checking.map { "checking \($0) cached covers" }
-        return state.summary.line + (note.map { "; \($0)" } ?? "")
+        // Lookups wait for MusicBrainz's rate, one album a second: a large library says how many are left.
+        let lookups = state.summary.lookups > 0 ? "; \(state.summary.lookups) waiting for a lookup" : ""
+        return state.summary.line + lookups + (note.map { "; \($0)" } ?? "")
     }
 
     private func send(_ assignments: [(key: String, value: String)]) {

@@ -212,7 +212,9 @@ struct CacheTests {
         let report = try StatusReport.load(cacheDirectory: directory.path)
         let snapshot = try StatusSnapshot(json: report.json())
         #expect(snapshot.albums == 1 && snapshot.cached == 1 && snapshot.pending == 0 && snapshot.failed == 0)
-        #expect(snapshot.keys == [["id", "title", "artist", "cover_url", "state", "path", "error", "record"]])
+        #expect(snapshot.keys == [[
+            "id", "title", "artist", "cover_url", "state", "path", "error", "record", "source", "mbid", "release_group_mbid", "resolved_url",
+        ]])
         #expect(snapshot.entries.first?.path == directory.path + "/covers/x.png")
         #expect(snapshot.entries.first?.error == nil)
         #expect(snapshot.entries.first?.title == "T\n")

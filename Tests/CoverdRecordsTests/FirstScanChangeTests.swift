@@ -85,7 +85,7 @@ struct FirstScanChangeTests {
         // Then
         let upserted = output.change.upserted
         #expect(upserted.map(\.id.rawValue) == ["x", "y"])
-        #expect(upserted.first { $0.id.rawValue == "x" }?.coverURL.string == url("sibling"))
+        #expect(upserted.first { $0.id.rawValue == "x" }?.coverURL?.string == url("sibling"))
         #expect(Set(upserted.map(\.id.rawValue)) == ["x", "y"])
         #expect(output.change.duplicates.count == 1)
         #expect(tree.catalog.albumCount == 2)

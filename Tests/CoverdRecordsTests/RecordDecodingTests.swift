@@ -19,7 +19,7 @@ struct RecordDecodingTests {
         let album = try #require(contents.albums.first)
         #expect(album.title == "The Wall")
         #expect(album.artist == "Pink Floyd")
-        #expect(album.coverURL.string == "https://e.com/w.png")
+        #expect(album.coverURL?.string == "https://e.com/w.png")
         #expect(album.year == "1979")
         #expect(album.genre == "Rock")
         #expect(album.record == "/records/a.json")

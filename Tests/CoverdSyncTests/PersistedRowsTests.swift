@@ -10,29 +10,45 @@ import Testing
 @Suite("Persisted rows")
 struct PersistedRowsTests {
     func row(_ id: String, record: String = "/r/a.json") -> IndexRow {
-        IndexRow(
-            id: AlbumID(trusted: id), title: "Title of \(id)", artist: "Artist", year: nil, genre: nil,
-            coverURL: "http://h/\(id).png", record: record, state: .cached, error: nil, attempts: 0,
-            nextRetry: nil, bytes: 1234, fileMTime: 1_700_000_000, httpStatus: 200,
+        var row = IndexRow(
+            id: AlbumID(trusted: id), title: "Title of \(id)", artist: "Artist", record: record, state: .cached,
             updatedAt: Date(timeIntervalSince1970: 1_000_000.25))
+        row.coverURL = "http://h/\(id).png"
+        row.bytes = 1234
+        row.fileMTime = 1_700_000_000
+        row.httpStatus = 200
+        row.source = .url
+        row.resolvedURL = row.coverURL
+        return row
     }
 
     /// Every field set, with values at their edges: non-ASCII text, empty
     /// strings, negative and huge numbers, fractional dates.
     func fullRow(_ id: String) -> IndexRow {
-        IndexRow(
-            id: AlbumID(trusted: id), title: "Ünïcödé – 日本語 🎵", artist: "", year: "1999", genre: "Jazz\u{0}Funk",
-            coverURL: "https://example.org/a%20b.png?x=1#f", record: "/records/ö.json", state: .failed,
-            error: "HTTP 404 Not Found", attempts: Int(Int32.max), nextRetry: Date(timeIntervalSince1970: 1_763_800_000.123456),
-            bytes: Int.max, fileMTime: Int64.min, httpStatus: -1, updatedAt: Date(timeIntervalSinceReferenceDate: -12.5))
+        var row = IndexRow(
+            id: AlbumID(trusted: id), title: "Ünïcödé – 日本語 🎵", artist: "", record: "/records/ö.json", state: .failed,
+            updatedAt: Date(timeIntervalSinceReferenceDate: -12.5))
+        row.year = "1999"
+        row.genre = "Jazz\u{0}Funk"
+        row.coverURL = "https://example.org/a%20b.png?x=1#f"
+        row.releaseID = "0a0b0c0d-0000-4000-8000-00000000000a"
+        row.releaseGroupID = "0a0b0c0d-0000-4000-8000-00000000000b"
+        row.error = "HTTP 404 Not Found"
+        row.attempts = Int(Int32.max)
+        row.nextRetry = Date(timeIntervalSince1970: 1_763_800_000.123456)
+        row.bytes = Int.max
+        row.fileMTime = Int64.min
+        row.httpStatus = -1
+        row.source = .search
+        row.foundReleaseID = "0a0b0c0d-0000-4000-8000-00000000000c"
+        row.foundReleaseGroupID = "0a0b0c0d-0000-4000-8000-00000000000d"
+        row.resolvedURL = "https://coverartarchive.org/release-group/0a0b0c0d-0000-4000-8000-00000000000d/front-500"
+        return row
     }
 
     /// A pending row that has never been fetched: every optional absent.
     func bareRow(_ id: String) -> IndexRow {
-        IndexRow(
-            id: AlbumID(trusted: id), title: "", artist: "A", year: nil, genre: nil, coverURL: "http://h/x.png",
-            record: "/r/b.json", state: .pending, error: nil, attempts: 0, nextRetry: nil, bytes: nil, fileMTime: nil,
-            httpStatus: nil, updatedAt: Date(timeIntervalSince1970: 0))
+        IndexRow(id: AlbumID(trusted: id), title: "", artist: "A", record: "/r/b.json", state: .pending, updatedAt: Date(timeIntervalSince1970: 0))
     }
 
     @Test func givenRowsWithEveryFieldOrNoneWhenClaimedThenEachComesBackUnchanged() {

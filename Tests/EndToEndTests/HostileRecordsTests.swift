@@ -46,11 +46,13 @@ struct HostileRecordsTests {
         let manifest = try Manifest(Data(generated.stdout.utf8))
         #expect(manifest.badFiles.count + manifest.badAlbums.count >= 500)
         let home = world.directory.sub("home")
+        // Lookups off: the corpus's albums without a cover_url are bad albums, rejected alone.
+        let config = try world.noLookupConfig()
         let before = Self.tree(world.directory.path)
 
         // A private HOME and no XDG directories: anything coverd wrote outside its cache would show.
         let daemon = try CoverdDaemon(
-            records: world.records, cache: world.cache,
+            records: world.records, cache: world.cache, arguments: ["--config", config],
             environment: ["HOME": home, "XDG_DATA_HOME": "", "XDG_CACHE_HOME": "", "XDG_CONFIG_HOME": ""])
         let expectedAlbums = manifest.valid.count + manifest.archivedTitles.count
         let snapshot = try daemon.waitForStatus("every valid album cached", timeout: 90) { $0.cached == expectedAlbums }

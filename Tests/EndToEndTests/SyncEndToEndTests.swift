@@ -257,7 +257,7 @@ struct SyncEndToEndTests {
         try world.record("bad.json", "{ not json")
         try world.record("ignored.json.part", "{ also not json")
         try writeAtomically("[", to: world.records + "/.hidden.json")
-        let daemon = try world.startDaemon()
+        let daemon = try world.startDaemon(["--config", try world.noLookupConfig()])
         try daemon.waitForStatus("the good album cached") { $0.cached == 1 }
         try waitUntil("both problems logged") {
             daemon.log.contains("\(world.records)/bad.json: not valid JSON") && daemon.log.contains("missing required field 'cover_url'")

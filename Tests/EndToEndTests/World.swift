@@ -51,6 +51,14 @@ struct World {
         #expect(try daemon.stop() == 0)
     }
 
+    /// A configuration file that turns lookups off (`sources.lookup = false`):
+    /// an album without `cover_url` is then rejected, as records were checked before lookups.
+    func noLookupConfig() throws -> String {
+        let path = directory.path + "/no-lookup.toml"
+        try writeAtomically("[sources]\nlookup = false\n", to: path)
+        return path
+    }
+
     func startDaemon(_ arguments: [String] = []) throws -> CoverdDaemon {
         try CoverdDaemon(records: records, cache: cache, arguments: arguments)
     }

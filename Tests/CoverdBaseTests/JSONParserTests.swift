@@ -1,4 +1,4 @@
-import CoverdRecords
+import CoverdBase
 import Testing
 
 @Suite("JSON parser")

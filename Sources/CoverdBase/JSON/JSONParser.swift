@@ -1,4 +1,4 @@
-/// A strict RFC 8259 JSON parser for record files.
+/// A strict RFC 8259 JSON parser, for record files and web services' answers.
 ///
 /// Written for hostile input: it validates UTF-8, rejects raw control
 /// characters and unpaired surrogates, bounds nesting depth before recursing

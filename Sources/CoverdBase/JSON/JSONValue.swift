@@ -1,4 +1,4 @@
-/// A JSON value as read from a record file.
+/// A JSON value as read from a record file or a web service's answer.
 ///
 /// Numbers keep their source text, so that `1992`, `1992.0` and `true` stay
 /// distinguishable when a field must be "a string or an integer".

@@ -1,0 +1,142 @@
+import CoverdModel
+import Foundation
+
+/// The index's table, its versions, and how a row is written to and read
+/// from it. Version 2 added what lookups need (contract §7): `cover_url`
+/// may be null, the ids a record gives, and how its cover was found.
+enum IndexSchema {
+    static let version = 2
+
+    static let create = """
+        CREATE TABLE IF NOT EXISTS albums (
+            id TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL,
+            artist TEXT NOT NULL,
+            year TEXT,
+            genre TEXT,
+            cover_url TEXT,
+            mbid TEXT,
+            release_group_mbid TEXT,
+            record TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('pending', 'cached', 'failed')),
+            error TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_retry REAL,
+            bytes INTEGER,
+            file_mtime INTEGER,
+            http_status INTEGER,
+            source TEXT,
+            found_mbid TEXT,
+            found_release_group_mbid TEXT,
+            resolved_url TEXT,
+            updated_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """
+
+    /// Every column, in the order `values(of:)` writes and `row(_:)` reads them.
+    static let columns = """
+        id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
+        next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at
+        """
+
+    /// A `?` for each of `columns`, for an insert.
+    static let placeholders = Array(repeating: "?", count: columns.split(separator: ",").count).joined(separator: ", ")
+
+    /// The same columns from a version 1 table: no ids, every cover from its
+    /// record's URL, and a cached one downloaded from it.
+    static let columnsOfVersion1 = """
+        id, title, artist, year, genre, cover_url, NULL, NULL, record, state, error, attempts, \
+        next_retry, bytes, file_mtime, http_status, 'url', NULL, NULL, CASE WHEN state = 'cached' THEN cover_url END, updated_at
+        """
+
+    /// What a reader selects from an index of `version`: `status` may read an
+    /// index that a daemon of this version has not opened yet.
+    static func columns(forVersion version: Int) -> String {
+        version == 1 ? columnsOfVersion1 : columns
+    }
+
+    /// The index's schema version (0: a new database).
+    static func version(of db: SQLiteConnection) throws(IndexError) -> Int {
+        var version = 0
+        try db.prepare("PRAGMA user_version").query { row in version = Int(row.integer(0) ?? 0) }
+        return version
+    }
+
+    /// Makes the table, or brings a version 1 table up to date in one
+    /// transaction (a crash part-way leaves version 1 whole); an index made
+    /// by a newer coverd is refused rather than changed.
+    static func migrate(_ db: SQLiteConnection) throws(IndexError) {
+        let current = try version(of: db)
+        guard current != version else { return }
+        guard current <= version else {
+            throw IndexError(
+                operation: "open", path: db.path, code: 1,
+                message: "the index has schema version \(current), made by a newer coverd (this one knows \(version))",
+                systemErrno: nil)
+        }
+        try db.execute("BEGIN IMMEDIATE")
+        do throws(IndexError) {
+            if current == 1 {
+                try db.execute("ALTER TABLE albums RENAME TO albums_version1")
+                try db.execute(create)
+                try db.execute("INSERT INTO albums (\(columns)) SELECT \(columnsOfVersion1) FROM albums_version1")
+                try db.execute("DROP TABLE albums_version1")
+            } else {
+                try db.execute(create)
+            }
+            try db.execute("PRAGMA user_version = \(version)")
+            try db.execute("COMMIT")
+        } catch {
+            do throws(IndexError) {
+                try db.execute("ROLLBACK")
+            } catch let rollback {
+                var both = error
+                both.message += "; rollback also failed: \(rollback.message)"
+                throw both
+            }
+            throw error
+        }
+    }
+
+    /// A row's values, in `columns` order.
+    static func values(of row: IndexRow) -> [SQLiteValue] {
+        func text(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
+        func integer(_ value: Int?) -> SQLiteValue { value.map { .integer(Int64($0)) } ?? .null }
+        return [
+            .text(row.id.rawValue), .text(row.title), .text(row.artist), text(row.year), text(row.genre),
+            text(row.coverURL), text(row.releaseID), text(row.releaseGroupID), .text(row.record),
+            .text(row.state.rawValue), text(row.error), .integer(Int64(row.attempts)),
+            row.nextRetry.map { .real($0.timeIntervalSince1970) } ?? .null, integer(row.bytes),
+            row.fileMTime.map { .integer($0) } ?? .null, integer(row.httpStatus), text(row.source?.rawValue),
+            text(row.foundReleaseID), text(row.foundReleaseGroupID), text(row.resolvedURL),
+            .real(row.updatedAt.timeIntervalSince1970),
+        ]
+    }
+
+    /// The row a result holds, in `columns` order; nil for one that is not
+    /// coverd's own (an invalid id could name a path).
+    static func row(_ result: SQLiteRow) -> IndexRow? {
+        guard let id = result.text(0), AlbumID.isValid(id), let stateText = result.text(9),
+            let state = CoverState(rawValue: stateText)
+        else { return nil }
+        var row = IndexRow(
+            id: AlbumID(trusted: id), title: result.text(1) ?? "", artist: result.text(2) ?? "", record: result.text(8) ?? "",
+            state: state, updatedAt: Date(timeIntervalSince1970: result.real(20) ?? 0))
+        row.year = result.text(3)
+        row.genre = result.text(4)
+        row.coverURL = result.text(5)
+        row.releaseID = result.text(6)
+        row.releaseGroupID = result.text(7)
+        row.error = result.text(10)
+        row.attempts = Int(result.integer(11) ?? 0)
+        row.nextRetry = result.real(12).map { Date(timeIntervalSince1970: $0) }
+        row.bytes = result.integer(13).map { Int($0) }
+        row.fileMTime = result.integer(14)
+        row.httpStatus = result.integer(15).map { Int($0) }
+        row.source = result.text(16).flatMap(CoverSource.init(rawValue:))
+        row.foundReleaseID = result.text(17)
+        row.foundReleaseGroupID = result.text(18)
+        row.resolvedURL = result.text(19)
+        return row
+    }
+}
