@@ -1,4 +1,4 @@
-# coverd — make run | test | install | uninstall | bench | fuzz
+# coverd — make run | test | install | uninstall | man | completions | bench | fuzz
 SWIFT ?= swift
 # The build installed by `make install` (the systemd test installs the debug build it already has).
 BUILD ?= release
@@ -22,9 +22,21 @@ BINDIR ?= $(PREFIX)/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 CONFIGDIR ?= $(HOME)/.config/coverd
 DOCDIR ?= $(PREFIX)/share/doc/coverd
+MANDIR ?= $(PREFIX)/share/man
+# Where bash-completion, zsh and fish look. zsh reads ~/.local/share/zsh/site-functions only
+# once it is on the user's fpath (the system's /usr/local/share/zsh/site-functions always is).
+BASHCOMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(PREFIX)/share/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(PREFIX)/share/fish/vendor_completions.d
+# `make man` and `make completions` leave the page and the scripts here for install and man-test.
+DOCS_OUT = .build/docs
+# generate-manual's plugin writes <plugin work directory>/<target>/<name>.1.
+MAN_PLUGIN_PAGE = .build/plugins/GenerateManual/outputs/coverd/coverd.1
+# The page's date is the last commit's, so the same source makes the same page.
+MAN_DATE := $(shell git -C "$(CURDIR)" log -1 --format=%cs 2>/dev/null || date -u +%F)
 BACKTRACERDIR = $(if $(filter %/bin,$(BINDIR)),$(patsubst %/bin,%,$(BINDIR)),$(BINDIR))/libexec/swift/linux
 
-.PHONY: all deps build release run test release-e2e systemd-test asan-test asan-e2e fuzz bench bench-check install uninstall clean
+.PHONY: all deps build release run test release-e2e systemd-test asan-test asan-e2e fuzz bench bench-check man completions man-test install uninstall clean
 FUZZ_SECONDS ?= 300
 
 all: build
@@ -42,13 +54,14 @@ release: deps
 run: release
 	@./scripts/demo.sh $(RELEASE_BIN)
 
-# Every test: unit and end-to-end tests against the built binary, the
-# end-to-end tests again against the static release build, then the
+# Every test: unit and end-to-end tests against the built binary, the man page
+# and completions against it, the end-to-end tests again against the static release build, then the
 # service under a real systemd --user and journald (root only; CI runs as root).
 # Then the unit tests again under AddressSanitizer, and each fuzzer for a minute.
 test: build
 	$(SWIFT) build --build-tests
 	COVERD_BIN="$$($(SWIFT) build --show-bin-path)/coverd" $(SWIFT) test --skip-build
+	$(MAKE) man-test
 	$(MAKE) bench-check
 	$(MAKE) release-e2e
 	$(MAKE) systemd-test
@@ -91,7 +104,31 @@ asan-e2e: build
 fuzz: deps
 	@FUZZ_SECONDS=$(FUZZ_SECONDS) ./scripts/fuzz.sh
 
-install: deps
+# The man page, by swift-argument-parser's generate-manual command plugin: it builds the package
+# (debug: the build `make build` made, so nothing is rebuilt; its release would be a second, non-static
+# release build) and renders `coverd --experimental-dump-help` as mdoc. No sandbox or write flag is
+# needed: it writes only under .build/plugins, and SwiftPM sandboxes plugins on macOS only.
+man: build
+	rm -f $(MAN_PLUGIN_PAGE)
+	$(SWIFT) package plugin generate-manual --configuration debug --date $(MAN_DATE) </dev/null
+	install -D -m 0644 $(MAN_PLUGIN_PAGE) $(DOCS_OUT)/coverd.1
+	@echo "the man page is $(DOCS_OUT)/coverd.1 (man -l $(DOCS_OUT)/coverd.1)"
+
+# bash, zsh and fish completion scripts, from the same build's ArgumentParser definitions.
+completions: build
+	mkdir -p $(DOCS_OUT)
+	bin="$$($(SWIFT) build --show-bin-path)/coverd" && \
+	"$$bin" --generate-completion-script bash >$(DOCS_OUT)/coverd.bash && \
+	"$$bin" --generate-completion-script zsh >$(DOCS_OUT)/_coverd && \
+	"$$bin" --generate-completion-script fish >$(DOCS_OUT)/coverd.fish
+	@echo "the completion scripts are $(DOCS_OUT)/coverd.bash, $(DOCS_OUT)/_coverd and $(DOCS_OUT)/coverd.fish"
+
+# The page names every subcommand the binary has, and each script is the binary's and mentions them.
+man-test: man completions
+	python3 Tests/Docs/docs_test.py --bin "$$($(SWIFT) build --show-bin-path)/coverd" --man $(DOCS_OUT)/coverd.1 \
+		--bash $(DOCS_OUT)/coverd.bash --zsh $(DOCS_OUT)/_coverd --fish $(DOCS_OUT)/coverd.fish
+
+install: deps man completions
 	$(SWIFT) build $(BUILD_FLAGS) --product coverd
 	install -d "$(BINDIR)" "$(UNITDIR)" "$(CONFIGDIR)" "$(DOCDIR)"
 	install -m 0755 "$$($(SWIFT) build $(BUILD_FLAGS) --show-bin-path)/coverd" "$(BINDIR)/coverd"
@@ -110,12 +147,16 @@ install: deps
 	fi
 	install -m 0644 systemd/coverd.service "$(UNITDIR)/coverd.service"
 	install -m 0644 README.md "$(DOCDIR)/README.md"
+	install -D -m 0644 $(DOCS_OUT)/coverd.1 "$(MANDIR)/man1/coverd.1"
+	install -D -m 0644 $(DOCS_OUT)/coverd.bash "$(BASHCOMPLETIONDIR)/coverd"
+	install -D -m 0644 $(DOCS_OUT)/_coverd "$(ZSHCOMPLETIONDIR)/_coverd"
+	install -D -m 0644 $(DOCS_OUT)/coverd.fish "$(FISHCOMPLETIONDIR)/coverd.fish"
 	@if [ -e "$(CONFIGDIR)/coverd.toml" ]; then \
 		echo "keeping the existing $(CONFIGDIR)/coverd.toml"; \
 	else \
 		install -m 0644 config/coverd.toml "$(CONFIGDIR)/coverd.toml"; \
 	fi
-	@echo "installed $(BINDIR)/coverd and $(UNITDIR)/coverd.service"
+	@echo "installed $(BINDIR)/coverd, $(UNITDIR)/coverd.service, $(MANDIR)/man1/coverd.1 and completions for bash, zsh and fish"
 	@echo "next: systemctl --user daemon-reload && systemctl --user enable --now coverd"
 
 uninstall:
@@ -127,6 +168,7 @@ uninstall:
 		rmdir "$(BACKTRACERDIR)" "$(dir $(BACKTRACERDIR))" 2>/dev/null || true; \
 	fi
 	rm -rf "$(DOCDIR)"
+	rm -f "$(MANDIR)/man1/coverd.1" "$(BASHCOMPLETIONDIR)/coverd" "$(ZSHCOMPLETIONDIR)/_coverd" "$(FISHCOMPLETIONDIR)/coverd.fish"
 	-systemctl --user daemon-reload 2>/dev/null
 	@echo "left $(CONFIGDIR), the records and the cache in place"
 
