@@ -4,7 +4,7 @@ SWIFT ?= swift
 BUILD ?= release
 # Release builds link the Swift runtime, Dispatch and Foundation statically: no
 # symbol binding across many Swift libraries at start-up and no calls through
-# the PLT for every retain and release (bench/HISTORY.md, 2026-11-23). The
+# the PLT for every retain and release (bench/HISTORY.md, "Earlier on 2026-11-23"). The
 # binary is larger, mostly ICU data that is never paged in. (The link prints one
 # warning from Foundation's own use of mktemp; it is not coverd's code.) Build
 # release only with these flags: a plain `swift build -c release` in the same

@@ -34,20 +34,21 @@ let package = Package(
         // The base: the bus, system helpers (descriptors, errors, paths, timers), liveness probes.
         .target(name: "CoverdBase", dependencies: ["CLinux"]),
         // What every layer talks about: albums, their ids and cover URLs, cover states and counts.
-        .target(name: "CoverdModel", dependencies: ["CoverdBase"]),
+        .target(name: "CoverdModel"),
         // Album records: parsing, the catalog, the inotify watcher, the record writer.
         .target(name: "CoverdRecords", dependencies: ["CoverdBase", "CoverdModel", "CLinux"]),
         // Images: sniffing, PNG validation, decoding, scaling, PNG encoding.
         .target(
             name: "CoverdImages",
-            dependencies: ["CoverdBase", "CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman"]),
+            dependencies: ["CZlib", "CDeflate", "CJPEG", "CPNG", "CWebP", "CGIF", "CPixman"]),
         // HTTP transfers with libcurl's multi interface.
         .target(name: "CoverdFetch", dependencies: ["CoverdBase", "CoverdModel", "CCurl", "CLinux"]),
         // Finding covers by themselves: MusicBrainz and the Cover Art Archive, through the fetcher.
         .target(name: "CoverdLookup", dependencies: ["CoverdBase", "CoverdModel", "CoverdFetch"]),
         // The cache: cover files written atomically, the SQLite index, the cache's lock.
         .target(name: "CoverdCache", dependencies: ["CoverdBase", "CoverdModel", "CSQLite", "CLinux"]),
-        // The coordinator (the facade) and its pure planner.
+        // The coordinator (the facade) and its pure planner. Freshness (validators,
+        // revalidation) belongs here and in the cache's index.
         .target(
             name: "CoverdSync",
             dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLookup", "CoverdImages", "CoverdCache"]),
@@ -62,6 +63,8 @@ let package = Package(
                 "CoverdBase", "CoverdModel", "CoverdSync", "CoverdLogging", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // A control channel (`refresh`, `status --follow`) will be a layer of its own here, above
+        // CoverdSync: a Unix-socket server the daemon starts, its client beside `status`.
         // `coverd status` and `coverd verify`: the index and the covers, read from outside the daemon.
         .target(name: "CoverdStatus", dependencies: ["CoverdBase", "CoverdModel", "CoverdCache", "CoverdImages"]),
         // coverd.toml and the defaults: every layer's settings in one `Configuration`.
@@ -99,15 +102,18 @@ let package = Package(
             exclude: ["cover_server.py", "make_hostile_records.py", "musicbrainz_server.py", "test_musicbrainz_server.py"]
         ),
         .testTarget(name: "CoverdBaseTests", dependencies: ["CLinux", "CoverdBase", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdModelTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdModelTests", dependencies: ["CoverdModel", "CoverdTestSupport"]),
         .testTarget(name: "CoverdRecordsTests", dependencies: ["CoverdModel", "CoverdRecords", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdLoggingTests", dependencies: ["CoverdLogging", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "CoverdLookupTests", dependencies: ["CoverdLookup", "CoverdFetch", "CoverdModel", "CoverdBase", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdImagesTests", dependencies: ["CoverdImages", "CoverdTestSupport"]),
         .testTarget(name: "CoverdFetchTests", dependencies: ["CoverdBase", "CoverdFetch", "CoverdModel", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdCacheTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdSyncTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdFetch", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdDaemonTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdConfig", "CoverdDaemon", "CoverdFetch", "CoverdImages", "CoverdLogging", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdSystemd", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdLookupTests", dependencies: ["CoverdLookup", "CoverdModel", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdCacheTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdModel", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdSyncTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdFetch", "CoverdImages", "CoverdLookup", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdLoggingTests", dependencies: ["CoverdLogging", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "CoverdSystemdTests", dependencies: ["CoverdBase", "CoverdLogging", "CoverdModel", "CoverdSync", "CoverdSystemd", .product(name: "Logging", package: "swift-log"), "CoverdTestSupport"]),
+        .testTarget(name: "CoverdStatusTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdConfigTests", dependencies: ["CoverdBase", "CoverdConfig", "CoverdImages", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdDaemonTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdConfig", "CoverdDaemon", "CoverdFetch", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdSystemd", "CoverdTestSupport"]),
     ]
 )

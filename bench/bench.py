@@ -39,6 +39,7 @@ import conversion
 import kept
 import linkrate
 import longids
+import lookup
 import shaping
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -277,14 +278,15 @@ def status_kb(pid, key):
 
 
 class Coverd:
-    def __init__(self, binary, records, cache, extra=(), notify=None, profiled_run=None):
+    def __init__(self, binary, records, cache, extra=(), notify=None, profiled_run=None, config=None):
         env = dict(os.environ)
         env.pop("NOTIFY_SOCKET", None)
         env.pop("WATCHDOG_USEC", None)
         if notify:
             env["NOTIFY_SOCKET"] = notify.path
-        config = os.path.join(WORK, "empty.toml")
-        open(config, "w").close()
+        if config is None:
+            config = os.path.join(WORK, "empty.toml")
+            open(config, "w").close()
         self.log_path = os.path.join(WORK, "coverd.log")
         self.log = open(self.log_path, "ab")
         self.log_start = self.log.tell()
@@ -352,12 +354,12 @@ class Coverd:
 
 
 @contextlib.contextmanager
-def running(binary, records, cache, extra=(), profiled_run=None):
+def running(binary, records, cache, extra=(), profiled_run=None, config=None):
     """coverd on a NOTIFY_SOCKET of its own, as (daemon, notify); however the block ends, the
     daemon is stopped (its status in `daemon.status`) and the socket closed."""
     notify = NotifySocket()
     try:
-        daemon = Coverd(binary, records, cache, extra, notify, profiled_run=profiled_run)
+        daemon = Coverd(binary, records, cache, extra, notify, profiled_run=profiled_run, config=config)
         try:
             yield daemon, notify
         finally:
@@ -714,7 +716,7 @@ def main():
     parser.add_argument("--binary", help="coverd to measure (default: a release build)")
     parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
     parser.add_argument("--jpeg-count", type=int, default=500, help="JPEG covers for the conversion row")
-    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg"])
+    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg", "lookup"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
     if not args.check:
@@ -837,6 +839,12 @@ def main():
                 rows.append(("100,000 cached albums, 128-character ids", "not measured (see above)", "", "", ""))
         if "jpeg" not in args.skip:
             rows += conversion.conversion_rows(sys.modules[__name__], binary, nginx, jpeg_dir, args.runs)
+        if "lookup" not in args.skip:
+            try:
+                rows += lookup.rows(sys.modules[__name__], binary, args.runs)
+            except Exception as error:  # The rows measured so far are still printed.
+                print(f"# lookup: not measured: {error!r}", flush=True)
+                rows.append(("1,000 albums found by release id", "not measured (see above)", "", "", ""))
         print()
         print("| measure | coverd | baseline | ratio | goal |")
         print("|---|---|---|---|---|")

@@ -1,11 +1,11 @@
 extension Duration {
     /// The duration in seconds as a Double, for arithmetic with dates and backoff.
-    public var seconds: Double {
+    package var seconds: Double {
         let parts = components
         return Double(parts.seconds) + Double(parts.attoseconds) / 1e18
     }
 
-    public var milliseconds: Int64 {
+    package var milliseconds: Int64 {
         let parts = components
         return parts.seconds * 1000 + parts.attoseconds / 1_000_000_000_000_000
     }

@@ -1,16 +1,16 @@
 /// JSON string literals, escaped per RFC 8259.
-public enum JSONText {
+package enum JSONText {
     /// `text` as a JSON string literal. Works on UTF-8 bytes: most text needs
     /// no escaping at all and is copied whole, where quoting scalar by scalar
     /// was much of a large `status --json`.
-    public static func quote(_ text: String?) -> String {
+    package static func quote(_ text: String?) -> String {
         var out: [UInt8] = []
         append(text, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
 
     /// Appends `text` as a JSON string literal (or `null`) to `out`.
-    public static func append(_ text: String?, to out: inout [UInt8]) {
+    package static func append(_ text: String?, to out: inout [UInt8]) {
         guard var text else {
             out += "null".utf8
             return

@@ -55,8 +55,8 @@ struct DaemonParts {
         } catch {
             throw DaemonError("cannot create the cache directory: \(error)\(DaemonParts.sandboxHint(error.code))", errno: error.code)
         }
-        // Listing a cache of 100,000 covers is most of a second after a boot
-        // (the directory's blocks come from disk), so it runs beside the index
+        // Listing a large cache's covers after a boot reads the directory's
+        // blocks from disk (bench/HISTORY.md), so it runs beside the index
         // load and the first scan; this run's own temporary files are spared.
         let sweep = DispatchGroup()
         leftoverSweep = sweep

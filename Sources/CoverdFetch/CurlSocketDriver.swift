@@ -14,8 +14,8 @@ import CoverdBase
 ///
 /// Why not `curl_multi_perform` after `curl_multi_poll`: a perform call looks
 /// at every transfer, and libcurl 7.88 polls each one's socket with a zero
-/// timeout to learn whether it is readable. At parallel 32 that was 190,000
-/// of the 289,000 `poll` calls of a 10,000-cover sync.
+/// timeout to learn whether it is readable, most of a sync's `poll` calls
+/// (bench/HISTORY.md).
 ///
 /// Threading: made, used and released on the transfer thread. libcurl calls
 /// the callbacks only from inside multi calls made there; they reach this

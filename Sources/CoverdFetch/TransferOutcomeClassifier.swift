@@ -8,7 +8,7 @@ import Foundation
 struct TransferOutcomeClassifier {
     let settings: FetchSettings
 
-    /// Turns a finished transfer into its outcome (contract §4's classification).
+    /// Turns a finished transfer into its outcome.
     func outcome(of transfer: Transfer, code: CURLcode, now: Date) -> FetchOutcome {
         let duration = ContinuousClock.now - transfer.started
         let status = transfer.easy.info(long: CURLINFO_RESPONSE_CODE)

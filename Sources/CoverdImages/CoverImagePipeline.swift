@@ -26,7 +26,7 @@ public struct CoverPNG: Sendable {
 /// encoded as an 8-bit PNG recording where they came from.
 ///
 /// Threading: a value with no shared state; decoding is CPU-bound and runs on
-/// the coordinator's decode queues, never on the transfer loop.
+/// the coordinator's conversion pool, never on the transfer loop.
 public struct CoverImagePipeline: Sendable {
     public var limits: ImageLimits
     public var output: ImageOutput

@@ -18,8 +18,8 @@ public struct RecordCatalog: Sendable {
     /// How many times a file was tabled: for tests.
     private(set) var filesTabled = 0
     /// Per id, the file whose path sorts first among those that hold it, and
-    /// the album in effect: one table rather than two, 24-byte values rather
-    /// than 32, since at 100,000 albums it has 262,144 buckets.
+    /// the album in effect: one table rather than two, with small values,
+    /// since it has a bucket for every album and more.
     ///
     /// Between calls, an id's album in effect is its first holder's entry for
     /// it: a call settles every id of each file it changes.
@@ -124,8 +124,8 @@ public struct RecordCatalog: Sendable {
 
     /// `update` for a file the catalog does not hold (every file of the first
     /// scan): the same changes in the same order, with one lookup per album
-    /// in each table where the general rules take a dozen, which made this
-    /// the longest single-threaded stretch of a restart over 100,000 albums.
+    /// in each table where the general rules take a dozen: the general rules
+    /// were a restart's longest single-threaded stretch (bench/HISTORY.md).
     /// An id that another file holds too goes by the general rules.
     private mutating func add(path: String, albums: [Album], into change: inout CatalogChange) {
         let (seen, firsts) = Self.firstEntries(of: albums, in: path, duplicates: &change.duplicates)

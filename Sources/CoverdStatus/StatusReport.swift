@@ -4,7 +4,7 @@ import CoverdCache
 import CoverdModel
 
 /// What `coverd status` shows, read from the index in the cache directory
-/// (`StatusReport+Rendering` turns it into the table and the JSON).
+/// (`StatusText` turns it into the table and the JSON).
 /// Works whether or not the daemon runs (the index is in WAL mode).
 public struct StatusReport: Sendable {
     public var rows: [IndexRow]

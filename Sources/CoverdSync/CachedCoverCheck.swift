@@ -53,7 +53,7 @@ final class CachedCoverCheck: Sendable {
     }
 
     /// Checks the covers of `ids` in `files`; nothing runs for no ids.
-    func start(_ ids: [AlbumID], in files: StoreCoverFiles, target: DispatchQueue, steps: Steps) {
+    func start(_ ids: [AlbumID], in files: DiskCoverFiles, target: DispatchQueue, steps: Steps) {
         guard !ids.isEmpty else { return }
         let first = state.withLock { state in
             defer { state.started = true }

@@ -9,7 +9,7 @@ import CoverdRecords
 /// coordinator's queue, settled on it.
 extension CoverCoordinator {
     func scanCompleted(_ message: RecordScanCompleted) {
-        run { planner, files, now in planner.scanCompleted(message, now: now, files: files) }
+        run { planner, steps, now in steps.scanCompleted(message, on: &planner, now: now) }
         if message.reason == .startup {
             let ids = state.withLock { $0.planner.takeUnchecked() }
             return checkCachedCovers(ids, flagged: [], by: cachedCovers, announced: true)
@@ -50,8 +50,8 @@ extension CoverCoordinator {
             },
             settle: { [weak self] ids, verdicts in
                 var lost = 0
-                self?.run { planner, files, now in
-                    let settled = planner.settleChecked(ids, verdicts: verdicts, flagged: flagged, now: now, files: files)
+                self?.run { planner, steps, now in
+                    let settled = steps.settleChecked(ids, verdicts: verdicts, flagged: flagged, on: &planner, now: now)
                     lost = settled.lost
                     return settled.effects
                 }

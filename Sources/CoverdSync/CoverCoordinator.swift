@@ -80,22 +80,22 @@ public final class CoverCoordinator: Sendable {
         }
         let observations = [
             bus.observe(AlbumsUpdated.self, on: queue) { [weak self] message in
-                self?.run { planner, files, now in planner.update(message.albums, now: now, files: files) }
+                self?.run { planner, steps, now in steps.update(message.albums, on: &planner, now: now) }
             },
             bus.observe(AlbumsWithdrawn.self, on: queue) { [weak self] message in
-                self?.run { planner, files, _ in planner.withdraw(message.albums.map(\.id), files: files) }
+                self?.run { planner, steps, _ in steps.withdraw(message.albums.map(\.id), on: &planner) }
             },
             bus.observe(RecordScanCompleted.self, on: queue) { [weak self] message in
                 self?.scanCompleted(message)
             },
             bus.observe(RecordFilesRemoved.self, on: queue) { [weak self] message in
-                self?.run { planner, files, _ in planner.recordsRemoved(message.paths, files: files) }
+                self?.run { planner, steps, _ in steps.recordsRemoved(message.paths, on: &planner) }
             },
         ]
         state.withLock { $0.observations = observations }
         let rearming = QueueTimer(queue: queue) { [weak self] in
             // Re-armed on every firing: the wall clock may lag the timer's monotonic clock.
-            self?.run(rearm: true) { planner, files, now in planner.timerFired(now: now, files: files) }
+            self?.run(rearm: true) { planner, steps, now in steps.timerFired(on: &planner, now: now) }
         }
         timer.withLock { $0 = rearming }
     }
@@ -146,10 +146,10 @@ public final class CoverCoordinator: Sendable {
     // MARK: Running the planner
 
     /// Runs one planner step on the coordinator's queue and performs its effects.
-    func run(rearm: Bool = false, _ step: (inout SyncPlanner, StoreCoverFiles, Date) -> [SyncEffect]) {
+    func run(rearm: Bool = false, _ step: (inout SyncPlanner, CoverFileSteps<DiskCoverFiles>, Date) -> [SyncEffect]) {
         dispatchPrecondition(condition: .onQueue(queue))
         let (effects, wakeUp, changedWakeUp, settings, stopped, summary) = state.withLock { state in
-            let effects = step(&state.planner, files(state.settings), Date())
+            let effects = step(&state.planner, CoverFileSteps(files: files(state.settings)), Date())
             let wakeUp = state.planner.nextWakeUp()
             let changed = rearm || wakeUp != state.scheduledWakeUp
             state.scheduledWakeUp = wakeUp
@@ -163,13 +163,13 @@ public final class CoverCoordinator: Sendable {
         progress.offer(summary)
     }
 
-    func files(_ settings: SyncSettings) -> StoreCoverFiles {
-        StoreCoverFiles(store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes)
+    func files(_ settings: SyncSettings) -> DiskCoverFiles {
+        DiskCoverFiles(store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes)
     }
 
     /// Performs the planner's effects. After `stop()`, no fetch or staging
     /// starts any more; decisions and index writes still complete. File
-    /// effects were carried out by the step already (`SyncPlanner+CoverFiles`);
+    /// effects were carried out by the step already (`CoverFileSteps`);
     /// any left are carried out here.
     private func perform(_ effects: [SyncEffect], settings: SyncSettings, stopped: Bool) {
         var changes: [IndexChange] = []
@@ -218,7 +218,7 @@ public final class CoverCoordinator: Sendable {
             guard let self else { return }
             let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {
-                    self.run { planner, files, now in planner.staged(fetchID, job: key, result: result, now: now, files: files) }
+                    self.run { planner, steps, now in steps.staged(fetchID, job: key, result: result, on: &planner, now: now) }
                 }
             }
             guard case .success(let staged) = written else { return deliver(written) }

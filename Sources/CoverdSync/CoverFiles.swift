@@ -3,7 +3,7 @@ import CoverdCache
 import CoverdModel
 
 /// What a cached file on disk turned out to be.
-public enum CachedFileCheck: Sendable, Equatable {
+enum CachedFileCheck: Sendable, Equatable {
     case valid(FileStamp)
     case missing
     /// Not a valid PNG: the file goes.
@@ -17,11 +17,11 @@ public enum CachedFileCheck: Sendable, Equatable {
 /// A cover read and validated off the coordinator's queue, with the stamp
 /// its file had just before the read (nil: no regular file): the verdict
 /// stands while the file still has that stamp.
-public struct CoverVerdict: Sendable, Equatable {
-    public var check: CachedFileCheck
-    public var stamp: FileStamp?
+struct CoverVerdict: Sendable, Equatable {
+    var check: CachedFileCheck
+    var stamp: FileStamp?
 
-    public init(_ check: CachedFileCheck, stamp: FileStamp?) {
+    init(_ check: CachedFileCheck, stamp: FileStamp?) {
         self.check = check
         self.stamp = stamp
     }
@@ -30,16 +30,16 @@ public struct CoverVerdict: Sendable, Equatable {
 /// A cover file the planner needs looked at before it can decide on its
 /// album, with what the index expects of it (an unchanged file, same size
 /// and mtime, need not be read).
-public struct CoverCheck: Sendable, Equatable {
-    public var id: AlbumID
-    public var expected: IndexRow?
+struct FileCheckRequest: Sendable, Equatable {
+    var id: AlbumID
+    var expected: IndexRow?
 }
 
-/// The cover files as the planner's steps see them (`SyncPlanner+CoverFiles`):
+/// The cover files as the planner's steps see them (`CoverFileSteps`):
 /// cheap checks, renames and deletions, on the coordinator's queue. The
 /// planner itself never calls them; slow work (validating downloads,
 /// writing) happens elsewhere, through `.stage`.
-public protocol CoverFiles {
+protocol CoverFiles {
     /// Whether `<id>.png` is a valid cover; `row` says what the index expects,
     /// so an unchanged file (same size and mtime) need not be read.
     func check(_ id: AlbumID, expected row: IndexRow?) -> CachedFileCheck
@@ -54,7 +54,7 @@ public protocol CoverFiles {
 
 extension CoverFiles {
     /// Looks at each file the planner asked about.
-    func check(_ requests: [CoverCheck]) -> [AlbumID: CachedFileCheck] {
+    func check(_ requests: [FileCheckRequest]) -> [AlbumID: CachedFileCheck] {
         var checks: [AlbumID: CachedFileCheck] = [:]
         for request in requests { checks[request.id] = check(request.id, expected: request.expected) }
         return checks

@@ -7,19 +7,19 @@ import Foundation
 struct CoverJob {
     enum Phase: Equatable {
         case fetching(FetchID)
-        case storing(FetchID)
+        case staging(FetchID)
         case waiting(until: Date, token: UInt64)
     }
 
     var key: JobKey
     var waiters: Set<AlbumID> = []
-    /// Albums that joined while the body was being stored: they need a fetch of their own.
+    /// Albums that joined while the cover was being staged: they need a fetch of their own.
     var lateWaiters: Set<AlbumID> = []
     var phase: Phase
     var attempts = 0
     var lastFailure: (message: String, permanent: Bool, httpStatus: Int?)?
     /// Set while the last failure was a full disk: the size that did not fit.
     var storageBytes: Int?
-    /// What a lookup found, while its cover is being stored.
+    /// What a lookup found, while its cover is being staged.
     var resolution: Resolution?
 }

@@ -2,7 +2,7 @@ import CoverdCache
 import CoverdImages
 import CoverdModel
 
-/// Stages a cover, the slow half of storing it, run in the worker pool or the
+/// Stages a cover (the slow half of putting it in the cache), run in the worker pool or the
 /// conversion pool: decide what the bytes are, validate or convert them, and write one
 /// temporary file per album (fsynced here only when `flushEach`; otherwise
 /// the `FlushBatcher` makes the batch durable). The rename into place happens

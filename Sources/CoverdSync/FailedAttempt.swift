@@ -34,11 +34,14 @@ struct FailedAttempt {
         duration = failure.duration
     }
 
-    /// Staging that failed (`sourceUnavailable` is not a failure: the URL is fetched instead).
+    /// Staging that failed. A cached copy that could not be used is no
+    /// failure (the URL is fetched instead), so it never comes here.
     init(_ failure: StagingFailure) {
         message = failure.message
         switch failure {
-        case .image, .sourceUnavailable:
+        case .sourceUnavailable:
+            preconditionFailure("an unusable cached copy is fetched again, not failed: \(failure.message)")
+        case .image:
             permanent = true
         case .storage(let error, _):
             permanent = false

@@ -4,12 +4,12 @@ import CoverdModel
 /// What a job gets a cover from: a URL (the record's), or a lookup, which
 /// finds the URL and downloads the cover in one go. Albums with the same
 /// key share one job, and so one download or one lookup.
-package enum JobKey: Hashable, Comparable, CustomStringConvertible {
+enum JobKey: Hashable, Comparable, CustomStringConvertible {
     case url(CoverURL)
     case lookup(LookupRequest)
 
     /// An album's key: its record's URL, else its lookup.
-    package init(_ album: Album) {
+    init(_ album: Album) {
         if let url = album.coverURL {
             self = .url(url)
         } else {
@@ -17,12 +17,12 @@ package enum JobKey: Hashable, Comparable, CustomStringConvertible {
         }
     }
 
-    package var url: CoverURL? {
+    var url: CoverURL? {
         if case .url(let url) = self { return url }
         return nil
     }
 
-    package var description: String {
+    var description: String {
         switch self {
         case .url(let url): return url.string
         case .lookup(let request):
@@ -32,7 +32,7 @@ package enum JobKey: Hashable, Comparable, CustomStringConvertible {
     }
 
     /// URLs first, then lookups; each by its text (for a stable order in tests and logs).
-    package static func < (lhs: JobKey, rhs: JobKey) -> Bool {
+    static func < (lhs: JobKey, rhs: JobKey) -> Bool {
         switch (lhs, rhs) {
         case (.url(let left), .url(let right)): return left < right
         case (.url, .lookup): return true

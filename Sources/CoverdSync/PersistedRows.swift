@@ -21,10 +21,13 @@ struct PersistedRows {
     private var recordIndex: [String: Int] = [:]
     private var sorted = true
     private(set) var unclaimedCount = 0
-    /// Unclaimed rows whose cover a claim would have to look at on disk (a
-    /// pending row, or a cached one without a stamp): few or none, so a
-    /// first scan over a cached library asks nothing of them.
-    private var rowsToCheck: Set<AlbumID> = []
+    /// Per row, whether a claim would have to look at its cover on disk (a
+    /// pending row, or a cached one without a stamp); a bit beside `claimed`,
+    /// so the packed rows keep no string of their own alive.
+    private var needsCheck: [Bool] = []
+    /// How many unclaimed rows need such a look: usually none, so a first
+    /// scan over a cached library asks nothing of them.
+    private var unclaimedToCheck = 0
 
     init() {}
 
@@ -34,12 +37,13 @@ struct PersistedRows {
     }
 
     /// Bytes the packed rows take (for tests and diagnostics).
-    var packedBytes: Int { buffer.count + starts.count * MemoryLayout<UInt32>.stride + claimed.count }
+    var packedBytes: Int { buffer.count + starts.count * MemoryLayout<UInt32>.stride + claimed.count + needsCheck.count }
 
     mutating func reserve(_ count: Int) {
         buffer.reserveCapacity(count * 112)  // A little over a typical row, so loading rarely regrows it.
         starts.reserveCapacity(count)
         claimed.reserveCapacity(count)
+        needsCheck.reserveCapacity(count)
     }
 
     /// Adds a row; rows arriving in id order (as the index returns them) need
@@ -60,14 +64,19 @@ struct PersistedRows {
         starts.append(UInt32(start))
         claimed.append(false)
         unclaimedCount += 1
-        if row.state == .pending || (row.state == .cached && row.stamp == nil) { rowsToCheck.insert(row.id) }
+        let check = row.state == .pending || (row.state == .cached && row.stamp == nil)
+        needsCheck.append(check)
+        if check { unclaimedToCheck += 1 }
     }
 
     /// Whether any unclaimed row may need its cover looked at (`mayNeedCheck`).
-    var hasRowsToCheck: Bool { !rowsToCheck.isEmpty }
+    var hasRowsToCheck: Bool { unclaimedToCheck > 0 }
 
-    /// Whether `id`'s row, claimed, would need its cover looked at: it is pending, or cached without a stamp.
-    func mayNeedCheck(_ id: AlbumID) -> Bool { rowsToCheck.contains(id) }
+    /// Whether `id`'s unclaimed row, claimed, would need its cover looked at:
+    /// it is pending, or cached without a stamp.
+    mutating func mayNeedCheck(_ id: AlbumID) -> Bool {
+        unclaimedIndex(of: id).map { needsCheck[$0] } ?? false
+    }
 
     /// The row for `id`, if it is still unclaimed, left unclaimed.
     mutating func peek(_ id: AlbumID) -> IndexRow? {
@@ -80,7 +89,7 @@ struct PersistedRows {
         guard let index = unclaimedIndex(of: id) else { return nil }
         claimed[index] = true
         unclaimedCount -= 1
-        if !rowsToCheck.isEmpty { rowsToCheck.remove(id) }
+        if needsCheck[index] { unclaimedToCheck -= 1 }
         return PackedRowCoding.decode(buffer, at: Int(starts[index]), records: records)
     }
 
@@ -116,13 +125,17 @@ struct PersistedRows {
         }
         var keptStarts: [UInt32] = []
         var keptClaims: [Bool] = []
+        var keptChecks: [Bool] = []
         for index in order where keptStarts.last.map({ compareIDs(Int($0), Int(starts[index])) != 0 }) ?? true {
             keptStarts.append(starts[index])
             keptClaims.append(claimed[index])
+            keptChecks.append(needsCheck[index])
         }
         starts = keptStarts
         claimed = keptClaims
+        needsCheck = keptChecks
         unclaimedCount = claimed.filter { !$0 }.count
+        unclaimedToCheck = zip(claimed, needsCheck).filter { !$0 && $1 }.count
         sorted = true
     }
 

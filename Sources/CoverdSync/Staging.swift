@@ -10,23 +10,23 @@ import CoverdModel
 
 /// A cover to stage for `albums`: a downloaded body, or the cached file of
 /// another album with the same URL (so a URL is fetched only once).
-public struct StageRequest: Sendable {
-    public enum Source: Sendable {
+struct StageRequest: Sendable {
+    enum Source: Sendable {
         case download(FetchedBody)
         case cachedCover(AlbumID)
     }
 
-    public var fetchID: FetchID
+    var fetchID: FetchID
     /// The job the cover is for: a URL's, or a lookup's.
-    package var job: JobKey
+    var job: JobKey
     /// Where the cover comes from (a lookup's found URL), recorded in a converted PNG.
-    public var url: CoverURL
-    public var source: Source
-    public var albums: [AlbumID]
+    var url: CoverURL
+    var source: Source
+    var albums: [AlbumID]
 }
 
 /// Why a cover was not staged.
-public enum StagingFailure: Error, Sendable {
+enum StagingFailure: Error, Sendable {
     /// The body is not an acceptable image: permanent.
     case image(CoverImageError)
     /// The cache could not be written (a full disk): retried. `bytes` is the cover's size.
@@ -44,10 +44,10 @@ public enum StagingFailure: Error, Sendable {
 }
 
 /// Temporary files ready to be renamed into place, one per album.
-public struct StagedCovers: Sendable {
-    public var temporaries: [AlbumID: TemporaryCover]
-    public var bytes: Int
+struct StagedCovers: Sendable {
+    var temporaries: [AlbumID: TemporaryCover]
+    var bytes: Int
     /// Nil when the cover was copied from another album's cached file.
-    public var httpStatus: Int?
-    public var duration: Duration
+    var httpStatus: Int?
+    var duration: Duration
 }

@@ -10,7 +10,7 @@ import CoverdModel
 /// The large payloads are boxed (`indirect`): a scan of 10,000 new albums
 /// yields 30,000 effects at once, and unboxed each would be the size of the
 /// largest, an index row.
-public enum SyncEffect: Sendable {
+enum SyncEffect: Sendable {
     case fetch(FetchID, CoverURL)
     /// Find and download the cover of albums without a URL (`CoverLookup`).
     indirect case lookUp(FetchID, LookupRequest)

@@ -12,7 +12,7 @@ extension SyncPlanner {
     /// disk (`found`, nil where no regular file was) differs from the one it
     /// holds, or that are `flagged` (by `coverd verify`, to be read whatever
     /// their stamp); and how many of `ids` it still holds as cached. Decides nothing.
-    public func differing(
+    func differing(
         _ ids: [AlbumID], found: [FileStamp?], flagged: Set<AlbumID> = []
     ) -> (ids: [AlbumID], compared: Int) {
         precondition(ids.count == found.count, "\(ids.count) albums with \(found.count) stamps")
@@ -26,19 +26,24 @@ extension SyncPlanner {
         return (differ, compared)
     }
 
+    /// Whether the planner holds `id` as cached.
+    func isCached(_ id: AlbumID) -> Bool {
+        tracked[id]?.state == .cached
+    }
+
     /// The index row of an album the planner holds as cached; nil for any other.
-    public func cachedRow(_ id: AlbumID, now: Date) -> IndexRow? {
-        tracked[id]?.state == .cached ? row(for: id, now: now) : nil
+    func cachedRow(_ id: AlbumID, now: Date) -> IndexRow? {
+        isCached(id) ? row(for: id, now: now) : nil
     }
 
     /// What the covers of `ids` turned out to be, each read and validated
     /// off the coordinator's queue, and confirmed on it (a file changed
-    /// since its read is looked at once more there: `SyncPlanner+CoverFiles`);
+    /// since its read is looked at once more there: `CoverFileSteps`);
     /// nil for an album no longer cached (withdrawn, changed, fetched again
     /// meanwhile), which is left alone. A flagged cover found valid has its
     /// row written again, which clears `coverd verify`'s mark. Returns the
     /// effects and how many covers are to be fetched again.
-    public mutating func settleChecked(
+    mutating func settleChecked(
         _ ids: [AlbumID], checks: [CachedFileCheck?], flagged: Set<AlbumID> = [], now: Date
     ) -> (effects: [SyncEffect], lost: Int) {
         precondition(ids.count == checks.count, "\(ids.count) albums with \(checks.count) checks")
@@ -58,7 +63,7 @@ extension SyncPlanner {
     /// or corrupt one is fetched again. Reading and inflating thousands of
     /// touched or flagged covers here would hold the coordinator's queue
     /// for seconds, past the watchdog's patience with a large library.
-    public mutating func retryAll(now: Date) -> (effects: [SyncEffect], cached: [AlbumID]) {
+    mutating func retryAll(now: Date) -> (effects: [SyncEffect], cached: [AlbumID]) {
         var effects: [SyncEffect] = []
         for url in jobs.keys.sorted() { retryNow(url, now: now, effects: &effects) }
         // In no particular order: sorting 100,000 ids would hold the queue for nothing.
@@ -79,7 +84,7 @@ extension SyncPlanner {
         case .valid(let stamp):
             if stamp != entry.stamp || flagged {
                 entry.stamp = stamp
-                tracked.store(entry)
+                tracked.put(entry)
                 effects.append(.index(.upsert(row(for: id, now: now))))
             }
             return
@@ -94,7 +99,7 @@ extension SyncPlanner {
         entry.error = reason
         entry.stamp = nil
         tracked.setState(&entry, .pending)
-        tracked.store(entry)
+        tracked.put(entry)
         effects.append(.index(.upsert(row(for: id, now: now))))
         lost.append(CachedCoversLost.Cover(album: entry.album, path: paths.path(for: id), reason: reason))
         attach(id, to: JobKey(entry.album), now: now, effects: &effects)

@@ -15,10 +15,10 @@ import Foundation
 /// it; effects come out (fetch, look up, cancel, stage, remove, discard, index, post)
 /// for the coordinator to perform. The planner does no I/O: what it needs
 /// looked at on disk it names first (`coversToCheck`,
-/// `temporariesToCommit`), and `SyncPlanner+CoverFiles` runs each step
-/// against the files that way. Not thread-safe: the coordinator calls it
+/// `temporariesToCommit`, `needsFreeSpace`), and `CoverFileSteps` runs each
+/// step against the files that way. Not thread-safe: the coordinator calls it
 /// from one queue.
-public struct SyncPlanner {
+struct SyncPlanner {
     var tracked = TrackedAlbums()
     var jobs: [JobKey: CoverJob] = [:]
     /// Where lookups found the covers of albums whose record has no URL.
@@ -39,41 +39,41 @@ public struct SyncPlanner {
     private var nextFetch: UInt64 = 0
     private var nextToken: UInt64 = 0
 
-    public init(policy: RetryPolicy, paths: CoverPaths, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
+    init(policy: RetryPolicy, paths: CoverPaths, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
         self.policy = policy
         self.paths = paths
         self.random = random
     }
 
-    public var summary: SyncSummary { tracked.summary }
+    var summary: SyncSummary { tracked.summary }
 
     /// What the index remembers from earlier runs.
-    public mutating func load(_ rows: [IndexRow]) {
+    mutating func load(_ rows: [IndexRow]) {
         expectRows(rows.count)
         rows.forEach { remember($0) }
     }
 
     /// Makes room for `count` rows about to be remembered.
-    public mutating func expectRows(_ count: Int) {
+    mutating func expectRows(_ count: Int) {
         tracked.reserveCapacity(count)
         persisted.reserve(count)
         unchecked.reserveCapacity(count)
     }
 
     /// One row the index remembers (rows come in id order at start-up).
-    public mutating func remember(_ row: IndexRow) {
+    mutating func remember(_ row: IndexRow) {
         persisted.append(row)
     }
 
     /// The albums taken as cached without a look at their files; the list is
     /// emptied. `CachedCoverCheck` looks at them (`differing`, `settleChecked`).
-    public mutating func takeUnchecked() -> [AlbumID] {
+    mutating func takeUnchecked() -> [AlbumID] {
         defer { unchecked = [] }
         return unchecked
     }
 
     /// The earliest time a waiting job is due, if any.
-    public mutating func nextWakeUp() -> Date? {
+    mutating func nextWakeUp() -> Date? {
         while let entry = retries.earliest {
             if case .waiting(_, let token)? = jobs[entry.key]?.phase, token == entry.token { return entry.due }
             _ = retries.pop()
@@ -86,19 +86,19 @@ public struct SyncPlanner {
     /// The files `update(albums)` needs looked at: new albums whose index row
     /// (same job, not failed) may have a cover on disk without a stamp to
     /// trust, a pending row's file renamed into place just before a crash, say.
-    public mutating func coversToCheck(before albums: [Album]) -> [CoverCheck] {
+    mutating func coversToCheck(before albums: [Album]) -> [FileCheckRequest] {
         guard persisted.hasRowsToCheck else { return [] }
         return albums.compactMap { album in
             guard tracked[album.id] == nil, persisted.mayNeedCheck(album.id), let row = persisted.peek(album.id),
                 row.hasSameJob(as: album)
             else { return nil }
-            return CoverCheck(id: album.id, expected: row.state == .cached ? row : nil)
+            return FileCheckRequest(id: album.id, expected: row.state == .cached ? row : nil)
         }
     }
 
     /// New or changed albums, with what their files turned out to be
     /// (`coversToCheck`). A cached album with an unchanged URL costs nothing.
-    public mutating func update(_ albums: [Album], checks: [AlbumID: CachedFileCheck] = [:], now: Date) -> [SyncEffect] {
+    mutating func update(_ albums: [Album], checks: [AlbumID: CachedFileCheck] = [:], now: Date) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         var added: [Album] = []
         for album in albums {
@@ -115,15 +115,15 @@ public struct SyncPlanner {
                     current.error = nil
                     current.stamp = nil
                     current.nextRetry = nil
-                    tracked.store(current)
+                    tracked.put(current)
                     attach(album.id, to: key, now: now, retryWaiting: true, effects: &effects)
                 } else if current.album.differsInContent(from: album) {
                     tracked.replaceAlbum(of: &current, with: album)
-                    tracked.store(current)
+                    tracked.put(current)
                     if current.state == .failed { retryNow(key, now: now, effects: &effects) }
                 } else {
                     tracked.replaceAlbum(of: &current, with: album)  // Only the record file or position moved.
-                    tracked.store(current)
+                    tracked.put(current)
                 }
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
@@ -137,7 +137,7 @@ public struct SyncPlanner {
     }
 
     /// Albums whose records are gone: forgotten, their covers deleted.
-    public mutating func withdraw(_ ids: [AlbumID]) -> [SyncEffect] {
+    mutating func withdraw(_ ids: [AlbumID]) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for id in ids {
             guard let current = tracked.remove(id) else { continue }
@@ -152,11 +152,11 @@ public struct SyncPlanner {
 
     /// The files `scanCompleted(scan)` needs looked at: those of index rows
     /// kept because their record file exists but could not be read.
-    public mutating func coversToCheck(beforeCompleting scan: RecordScanCompleted) -> [CoverCheck] {
+    mutating func coversToCheck(beforeCompleting scan: RecordScanCompleted) -> [FileCheckRequest] {
         guard !scan.unreadable.isEmpty else { return [] }
         return persisted.unclaimedRows().compactMap { row in
             guard scan.isUnreadable(row.record), row.state != .failed, row.album != nil else { return nil }
-            return CoverCheck(id: row.id, expected: row.state == .cached ? row : nil)
+            return FileCheckRequest(id: row.id, expected: row.state == .cached ? row : nil)
         }
     }
 
@@ -165,7 +165,7 @@ public struct SyncPlanner {
     /// their record file exists but could not be read: those are kept, from
     /// the index, until the file is fixed or deleted (nothing is lost to a
     /// typo), with what their files turned out to be.
-    public mutating func scanCompleted(
+    mutating func scanCompleted(
         _ scan: RecordScanCompleted, checks: [AlbumID: CachedFileCheck] = [:], now: Date
     ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
@@ -174,7 +174,7 @@ public struct SyncPlanner {
                 track(album, previous: row, trustingIndex: false, check: checks[row.id], now: now, effects: &effects)
                 if var entry = tracked[row.id] {
                     entry.restored = true
-                    tracked.store(entry)
+                    tracked.put(entry)
                 }
                 continue
             }
@@ -191,7 +191,7 @@ public struct SyncPlanner {
     }
 
     /// Record files or directories went away: albums kept only from the index go too.
-    public mutating func recordsRemoved(_ paths: [String]) -> [SyncEffect] {
+    mutating func recordsRemoved(_ paths: [String]) -> [SyncEffect] {
         let orphans = tracked.ids { entry in
             entry.restored && paths.contains { entry.album.record == $0 || entry.album.record.hasPrefix($0 + "/") }
         }
@@ -216,7 +216,7 @@ public struct SyncPlanner {
         let key = JobKey(album)
         guard let row = previous, row.hasSameJob(as: album) else {
             if previous != nil { effects.append(.removeCover(album.id)) }  // A cover of the old URL or lookup.
-            tracked.store(entry)
+            tracked.put(entry)
             // A new album on a URL that just failed shares that failure: 20,000 new
             // records naming one dead URL must not mean 20,000 requests.
             attach(album.id, to: key, now: now, retryWaiting: previous != nil, effects: &effects)
@@ -229,7 +229,8 @@ public struct SyncPlanner {
         // just before a crash: a valid file on disk is adopted, not fetched.
         // In the first scan a cached row's stamp is taken on the index's
         // word, and its file looked at once the scan is over: a `stat` of
-        // 100,000 covers the kernel has not cached took most of a cold start.
+        // every cover the kernel has not cached was most of a cold start
+        // (bench/HISTORY.md).
         let indexStamp = trustingIndex && row.state == .cached ? row.stamp : nil
         if indexStamp != nil { unchecked.append(album.id) }
         assert(row.state == .failed || indexStamp != nil || check != nil, "no look at \(album.id)'s file, which may be there")
@@ -238,7 +239,7 @@ public struct SyncPlanner {
             entry.error = nil
             entry.attempts = 0
             tracked.setState(&entry, .cached)
-            tracked.store(entry)
+            tracked.put(entry)
             // What a lookup found is kept: a warm restart asks nothing of MusicBrainz or the archive.
             if album.coverURL == nil { resolutions[album.id] = Resolution(row: row) }
             return
@@ -247,7 +248,7 @@ public struct SyncPlanner {
         if row.state == .failed {
             tracked.setState(&entry, .failed)
         }
-        tracked.store(entry)
+        tracked.put(entry)
         if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
             waitForRetry(album.id, on: key, until: due, attempts: row.attempts, effects: &effects)
         } else {
@@ -265,7 +266,7 @@ public struct SyncPlanner {
         jobs[key] = CoverJob(key: key, waiters: [id], phase: .waiting(until: due, token: token), attempts: attempts)
         if var entry = tracked[id] {
             entry.nextRetry = due
-            tracked.store(entry)
+            tracked.put(entry)
         }
         retries.push(RetryHeap.Entry(due: due, key: key, token: token))
     }
@@ -283,7 +284,7 @@ public struct SyncPlanner {
             if let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
                 let url = key.url ?? resolutions[sibling]?.url
             {
-                jobs[key] = CoverJob(key: key, waiters: [id], phase: .storing(fetchID), resolution: resolutions[sibling])
+                jobs[key] = CoverJob(key: key, waiters: [id], phase: .staging(fetchID), resolution: resolutions[sibling])
                 effects.append(.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
             }
@@ -292,7 +293,7 @@ public struct SyncPlanner {
             return
         }
         switch job.phase {
-        case .storing: job.lateWaiters.insert(id)
+        case .staging: job.lateWaiters.insert(id)
         case .fetching: job.waiters.insert(id)
         case .waiting:
             job.waiters.insert(id)
@@ -305,7 +306,7 @@ public struct SyncPlanner {
                 entry.error = failure.message
                 entry.attempts = job.attempts
                 tracked.setState(&entry, failure.permanent ? .failed : .pending)
-                tracked.store(entry)
+                tracked.put(entry)
             }
         }
         jobs[key] = job
@@ -345,12 +346,12 @@ public struct SyncPlanner {
     // MARK: Outcomes
 
     /// A download ended. Stale outcomes (a job cancelled or restarted since) are ignored.
-    public mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
+    mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
         let key = JobKey.url(url)
         guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
         switch outcome {
         case .success(let body):
-            job.phase = .storing(fetchID)
+            job.phase = .staging(fetchID)
             jobs[key] = job
             return [.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .download(body), albums: job.waiters.sorted()))]
         case .failure(let failure):
@@ -364,13 +365,13 @@ public struct SyncPlanner {
     /// A lookup ended: its cover (downloaded) is staged for every album
     /// waiting on it; "nothing found" fails them until `lookupRecheck`.
     /// Stale outcomes are ignored.
-    public mutating func lookupFinished(_ fetchID: FetchID, request: LookupRequest, outcome: LookupOutcome, now: Date) -> [SyncEffect] {
+    mutating func lookupFinished(_ fetchID: FetchID, request: LookupRequest, outcome: LookupOutcome, now: Date) -> [SyncEffect] {
         let key = JobKey.lookup(request)
         guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
         var effects: [SyncEffect] = []
         switch outcome {
         case .found(let resolution, let body):
-            job.phase = .storing(fetchID)
+            job.phase = .staging(fetchID)
             job.resolution = resolution
             jobs[key] = job
             effects.append(.stage(StageRequest(
@@ -385,8 +386,8 @@ public struct SyncPlanner {
     }
 
     /// Staging failed. A cached copy that could not be used is fetched (or looked up) instead.
-    package mutating func stagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
-        guard var job = jobs[key], job.phase == .storing(fetchID) else { return [] }
+    mutating func stagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
+        guard var job = jobs[key], job.phase == .staging(fetchID) else { return [] }
         job.waiters.formUnion(job.lateWaiters)
         job.lateWaiters = []
         if case .sourceUnavailable = failure {
@@ -407,8 +408,8 @@ public struct SyncPlanner {
     /// Of a job's staged temporaries, those to rename into place now: the
     /// files of albums that still want this job (none for a stale job). The
     /// caller renames them, then reports with `committed`.
-    package func temporariesToCommit(_ fetchID: FetchID, job key: JobKey, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
-        guard let job = jobs[key], job.phase == .storing(fetchID) else { return [:] }
+    func temporariesToCommit(_ fetchID: FetchID, job key: JobKey, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
+        guard let job = jobs[key], job.phase == .staging(fetchID) else { return [:] }
         return staged.temporaries.filter { id, _ in tracked[id].map { JobKey($0.album) == key } == true && job.waiters.contains(id) }
     }
 
@@ -416,14 +417,15 @@ public struct SyncPlanner {
     /// each album's new stamp, or why its rename failed). Committed albums
     /// are cached; staged files nobody took are discarded; waiters that got
     /// no file go round again.
-    package mutating func committed(
+    mutating func committed(
         _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
     ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
             effects.append(.discard(temporary))
         }
-        guard let job = jobs[key], job.phase == .storing(fetchID) else { return effects }
+        guard let job = jobs[key], job.phase == .staging(fetchID) else { return effects }
+        assert(renamed.keys.allSatisfy { temporariesToCommit(fetchID, job: key, staged: staged)[$0] != nil }, "a rename not asked for")
         var unstored: Set<AlbumID> = job.lateWaiters
         var storageError: SystemError?
         for (id, outcome) in renamed.sorted(by: { $0.key < $1.key }) {
@@ -443,7 +445,7 @@ public struct SyncPlanner {
             entry.nextRetry = nil
             entry.httpStatus = staged.httpStatus
             tracked.setState(&entry, .cached)
-            tracked.store(entry)
+            tracked.put(entry)
             if case .lookup = key { resolutions[id] = job.resolution }
             let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
@@ -460,7 +462,7 @@ public struct SyncPlanner {
         guard !unstored.isEmpty else { return effects }
         if let storageError {
             jobs[key] = CoverJob(
-                key: key, waiters: unstored, phase: .storing(fetchID), attempts: job.attempts, storageBytes: staged.bytes,
+                key: key, waiters: unstored, phase: .staging(fetchID), attempts: job.attempts, storageBytes: staged.bytes,
                 resolution: job.resolution)
             fail(key, FailedAttempt(.storage(storageError, bytes: staged.bytes)), now: now, effects: &effects)
         } else {
@@ -469,19 +471,29 @@ public struct SyncPlanner {
         return effects
     }
 
+    /// Whether a job due by `now` waits for room on a full disk: only then
+    /// does `timerFired` need the free space measured.
+    func needsFreeSpace(now: Date) -> Bool {
+        jobs.values.contains { job in
+            guard job.storageBytes != nil, case .waiting(let until, _) = job.phase else { return false }
+            return until <= now
+        }
+    }
+
     /// Jobs whose retry time has come start again. One that failed for a
     /// full disk waits for the next look (`roomLook`, shared by all such
-    /// jobs) while the cover would still not fit in `space`: downloading it
-    /// again only to fail again would waste the network. Each look that
-    /// finds no room posts one `CoversWaitingForRoom` and moves the waiting
-    /// albums' next try in the index to the next look.
-    public mutating func timerFired(now: Date, space: FreeSpace) -> [SyncEffect] {
+    /// jobs) while the cover would still not fit in `space` (measured when
+    /// `needsFreeSpace` said so; nil otherwise): downloading it again only
+    /// to fail again would waste the network. Each look that finds no room
+    /// posts one `CoversWaitingForRoom` and moves the waiting albums' next
+    /// try in the index to the next look.
+    mutating func timerFired(now: Date, space: FreeSpace?) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         var stillFull: [(JobKey, CoverJob)] = []
         while let entry = retries.earliest, entry.due <= now {
             _ = retries.pop()
             guard var job = jobs[entry.key], case .waiting(_, let token) = job.phase, token == entry.token else { continue }
-            if let bytes = job.storageBytes, !space.fits(bytes) {
+            if let bytes = job.storageBytes, !(space?.fits(bytes) ?? true) {
                 stillFull.append((entry.key, job))
                 continue
             }
@@ -506,7 +518,7 @@ public struct SyncPlanner {
             for id in job.waiters.sorted() {
                 guard var entry = tracked[id] else { continue }
                 entry.nextRetry = due
-                tracked.store(entry)
+                tracked.put(entry)
                 effects.append(.index(.upsert(row(for: id, now: now))))
             }
         }
@@ -553,7 +565,7 @@ public struct SyncPlanner {
             entry.nextRetry = due
             entry.httpStatus = attempt.httpStatus
             tracked.setState(&entry, attempt.permanent ? .failed : .pending)
-            tracked.store(entry)
+            tracked.put(entry)
             effects.append(.index(.upsert(row(for: id, now: now))))
             effects.append(.post(CoverFailed(
                 album: entry.album, url: key.url ?? job.resolution?.url, reason: attempt.message, httpStatus: attempt.httpStatus, duration: attempt.duration,
@@ -584,9 +596,10 @@ public struct SyncPlanner {
         row.fileMTime = entry.stamp?.mtime
         row.httpStatus = entry.httpStatus
         if let found = resolutions[id] {
+            // Only the ids the record did not give: what a lookup learnt.
             row.source = found.source
-            row.foundReleaseID = found.releaseID?.rawValue
-            row.foundReleaseGroupID = found.releaseGroupID?.rawValue
+            row.foundReleaseID = found.releaseID.flatMap { $0 == entry.album.releaseID ? nil : $0.rawValue }
+            row.foundReleaseGroupID = found.releaseGroupID.flatMap { $0 == entry.album.releaseGroupID ? nil : $0.rawValue }
         }
         if entry.state == .cached { row.resolvedURL = entry.album.coverURL?.string ?? resolutions[id]?.url.string }
         return row

@@ -8,7 +8,7 @@ import CoverdModel
 ///
 /// `setState` is the only place an album's state changes, so the counts and
 /// the cached-by-URL list stay exact: an entry taken out, changed and put
-/// back with `store` keeps the state `setState` gave it.
+/// back with `put` keeps the state `setState` gave it.
 struct TrackedAlbums {
     private var entries: [AlbumID: TrackedAlbum] = [:]
     private(set) var summary = SyncSummary()
@@ -22,14 +22,14 @@ struct TrackedAlbums {
         entries.reserveCapacity(count)
     }
 
-    /// A new album's entry, pending and counted; the caller decides on it, then `store`s it.
+    /// A new album's entry, pending and counted; the caller decides on it, then `put`s it.
     mutating func start(_ album: Album) -> TrackedAlbum {
         adjust(.pending, by: 1, lookup: album.coverURL == nil)
         return TrackedAlbum(album: album, state: .pending)
     }
 
     /// Puts an entry (back) in the table.
-    mutating func store(_ entry: TrackedAlbum) {
+    mutating func put(_ entry: TrackedAlbum) {
         entries[entry.album.id] = entry
     }
 

@@ -36,9 +36,9 @@ struct StatusCommand: ParsableCommand {
             }
             if json {
                 // Tens of megabytes for a large library: written as built, without a String in between.
-                try writeStandardOutput(report.jsonBytes())
+                try writeStandardOutput(StatusText(report).jsonBytes())
             } else {
-                print(report.table(), terminator: "")
+                print(StatusText(report).table(), terminator: "")
             }
         }
     }

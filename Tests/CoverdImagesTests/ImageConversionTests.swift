@@ -1,5 +1,4 @@
 import CoverdImages
-import CoverdSync
 import CoverdTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,4 @@
 @testable import CoverdImages
-@testable import CoverdRecords
 import CoverdTestSupport
 import Testing
 

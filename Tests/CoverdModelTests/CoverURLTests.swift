@@ -1,6 +1,4 @@
 import CoverdModel
-import CoverdRecords
-import CoverdSync
 import CoverdTestSupport
 import Testing
 

@@ -66,6 +66,10 @@ struct RecordDecodingTests {
              "'year' must be a string or an integer, found an integer out of range"),
             (#"{"title": "T\u0000", "artist": "X", "cover_url": "http://h/a.png"}"#, "contains control characters"),
             (#""just a string""#, "expected an album object, found a string"),
+            (#"{"title": "T", "artist": "X", "mbid": "not-a-uuid"}"#, #"'mbid' "not-a-uuid" is not a MusicBrainz id"#),
+            (#"{"title": "T", "artist": "X", "musicbrainz_releasegroupid": "0b3f0a5c-1e2d-4c3b-8a9f"}"#,
+             "'musicbrainz_releasegroupid' \"0b3f0a5c-1e2d-4c3b-8a9f\" is not a MusicBrainz id"),
+            (#"{"title": "T", "artist": "X", "release_group_mbid": 42}"#, "'release_group_mbid' must be a string, found an integer"),
           ])
     func badAlbumIsRejectedAlone(bad: String, reason: String) throws {
         let contents = try decode("[{\"title\": \"Good\", \"artist\": \"X\", \"cover_url\": \"http://h/g.png\"},\n\(bad)]")
@@ -74,6 +78,31 @@ struct RecordDecodingTests {
         #expect(rejection.position == "album 2 (line 2)")
         #expect(rejection.description.contains(reason), "\(rejection)")
         #expect(rejection.description.hasPrefix("/records/a.json: album 2"))
+    }
+
+    @Test("Given albums without cover_url, with MusicBrainz ids under either name and in any case, when decoded, then they load to be looked up, their ids lower-case")
+    func albumsWithoutURLLoadForLookup() throws {
+        let release = "0B3F0A5C-1E2D-4C3B-8A9F-00000000000A"
+        let group = "0b3f0a5c-1e2d-4c3b-8a9f-00000000000b"
+        let contents = try decode(#"""
+            [{"title": "A", "artist": "X", "mbid": "\#(release)", "release_group_mbid": "\#(group)"},
+             {"title": "B", "artist": "X", "musicbrainz_albumid": "\#(release.lowercased())", "musicbrainz_releasegroupid": null},
+             {"title": "C", "artist": "X"}]
+            """#)
+        #expect(contents.rejections.isEmpty, "\(contents.rejections)")
+        #expect(contents.albums.map(\.coverURL) == [nil, nil, nil])
+        #expect(contents.albums.map { $0.releaseID?.rawValue } == [release.lowercased(), release.lowercased(), nil])
+        #expect(contents.albums.map { $0.releaseGroupID?.rawValue } == [group, nil, nil])
+    }
+
+    @Test("Given lookups turned off, when an album without cover_url is decoded, then it is rejected as before")
+    func coverURLRequiredWithoutLookups() throws {
+        var limits = RecordLimits()
+        limits.coverURLRequired = true
+        let decoder = JSONRecordDecoder(validator: AlbumValidator(limits: limits))
+        let contents = try decoder.decode(Array(#"[{"title": "A", "artist": "X", "mbid": "0b3f0a5c-1e2d-4c3b-8a9f-00000000000a"}]"#.utf8), record: "/r.json")
+        #expect(contents.albums.isEmpty)
+        #expect(contents.rejections.first?.description.contains("missing required field 'cover_url'") == true)
     }
 
     @Test("Given accepted albums, when decoded, then each knows its entry and line, and a single object says so")

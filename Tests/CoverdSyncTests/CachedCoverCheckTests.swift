@@ -12,14 +12,14 @@ import Testing
 @Suite("Cached covers checked after the first scan")
 struct CachedCoverCheckTests {
     /// A cache with a small valid PNG for each of `ids`, and the files over it.
-    func files(covering ids: [String], in directory: TestDirectory) throws -> StoreCoverFiles {
+    func files(covering ids: [String], in directory: TestDirectory) throws -> DiskCoverFiles {
         let store = CoverStore(cacheDirectory: directory.path)
         try store.createDirectory()
         for (number, id) in ids.enumerated() {
             let temporary = try store.writeTemporary(PNGFixture.make(width: 2 + number % 5, height: 2), for: AlbumID(trusted: id), flush: false)
             _ = try store.commit(temporary, as: AlbumID(trusted: id))
         }
-        return StoreCoverFiles(store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20)
+        return DiskCoverFiles(store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20)
     }
 
     /// What a check handed over.
@@ -142,7 +142,7 @@ struct CachedCoverCheckTests {
         // Given: 6×2 and 2×2 covers; the limits lowered to 4 pixels a side afterwards
         let directory = TestDirectory()
         var files = try files(covering: ["wide", "junk"], in: directory)
-        files = StoreCoverFiles(
+        files = DiskCoverFiles(
             store: files.store, directorySync: files.directorySync, limits: { var limits = ImageLimits(); limits.maxSide = 4; return limits }(),
             maxBytes: files.maxBytes)
         let wide = AlbumID(trusted: "wide"), junk = AlbumID(trusted: "junk")

@@ -10,7 +10,7 @@ import Testing
 extension SyncPlannerTests {
     @Test("Given a 404, when the fetch ends, then the album fails with the reason and is retried after a day")
     mutating func permanentFailure() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let failure = FetchFailure(kind: .http(404), message: "HTTP 404 Not Found", httpStatus: 404)
         let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
         let row = try #require(effects.rows.first)
@@ -24,14 +24,14 @@ extension SyncPlannerTests {
 
     @Test("Given a 503, when the fetch ends, then the album stays pending and is fetched again when the backoff expires")
     mutating func transientFailure() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let failure = FetchFailure(kind: .http(503), message: "HTTP 503", httpStatus: 503)
         let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
         #expect(effects.rows.first?.state == .pending)
         #expect(effects.rows.first?.attempts == 1)
         #expect(planner.nextWakeUp() == now.addingTimeInterval(1))
-        #expect(planner.timerFired(now: now.addingTimeInterval(0.5), files: files).fetches.isEmpty)
-        let retry = planner.timerFired(now: now.addingTimeInterval(1), files: files)
+        #expect(steps.timerFired(on: &planner, now: now.addingTimeInterval(0.5)).fetches.isEmpty)
+        let retry = steps.timerFired(on: &planner, now: now.addingTimeInterval(1))
         #expect(retry.fetches.map(\.1) == [fetch.1])
         // The second failure doubles the delay.
         let again = planner.fetchFinished(retry.fetches[0].0, url: fetch.1, outcome: .failure(failure), now: now.addingTimeInterval(1))
@@ -40,7 +40,7 @@ extension SyncPlannerTests {
 
     @Test("Given Retry-After, when a transient failure ends, then the retry waits exactly that long")
     mutating func retryAfterHonoured() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let failure = FetchFailure(kind: .http(429), message: "HTTP 429", httpStatus: 429, retryAfter: .seconds(7))
         let effects = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(failure), now: now)
         #expect(effects.rows.first?.nextRetry == now.addingTimeInterval(7))
@@ -48,17 +48,17 @@ extension SyncPlannerTests {
 
     @Test("Given a failed album whose record changes, when updated, then it is fetched again at once")
     mutating func changedRecordRetries() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         _ = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
-        let effects = planner.update([try album("x", title: "New title")], now: now, files: files)
+        let effects = steps.update([try album("x", title: "New title")], on: &planner, now: now)
         #expect(effects.fetches.count == 1)
     }
 
     @Test("Given a body that is not an image, when staged, then every waiting album fails with that reason")
     mutating func imageFailure() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
-        let effects = planner.staged(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), now: now, files: files)
+        let effects = steps.staged(request.fetchID, url: request.url, result: .failure(.image(.notAnImage(.html))), on: &planner, now: now)
         #expect(effects.rows.first?.state == .failed)
         #expect(effects.rows.first?.error == "unsupported image format: html (not an image)")
     }
@@ -66,18 +66,18 @@ extension SyncPlannerTests {
     @Test("Given a full disk, when staged, then the album stays pending and is retried within the storage limit")
     mutating func storageFailure() throws {
         planner.policy.storageMaxDelay = .seconds(5)
-        var fetchID = try #require(planner.update([try album("x")], now: now, files: files).fetches.first).0
+        var fetchID = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first).0
         let url = try CoverURL(validating: "http://h/a.png")
         var effects: [SyncEffect] = []
         var time = now
         for _ in 0..<6 {
             let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).stages.first)
-            effects = planner.staged(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: time, files: files)
+            effects = steps.staged(request.fetchID, url: url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), on: &planner, now: time)
             let next = planner.nextWakeUp()
             let due = try #require(next)
             #expect(due.timeIntervalSince(time) <= 5)
             time = due
-            fetchID = try #require(planner.timerFired(now: time, files: files).fetches.first).0
+            fetchID = try #require(steps.timerFired(on: &planner, now: time).fetches.first).0
         }
         #expect(effects.rows.first?.state == .pending)
         #expect(effects.rows.first?.error?.contains("No space left on device") == true)
@@ -85,16 +85,16 @@ extension SyncPlannerTests {
 
     @Test("Given a record whose URL changes to one that failed before, when updated, then it is fetched at once")
     mutating func urlChangeOntoFailedURL() throws {
-        let bad = try #require(planner.update([try album("x", "http://h/bad.png")], now: now, files: files).fetches.first)
+        let bad = try #require(steps.update([try album("x", "http://h/bad.png")], on: &planner, now: now).fetches.first)
         _ = planner.fetchFinished(bad.0, url: bad.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
-        _ = planner.update([try album("y")], now: now, files: files)
-        let effects = planner.update([try album("y", "http://h/bad.png")], now: now, files: files)
+        _ = steps.update([try album("y")], on: &planner, now: now)
+        let effects = steps.update([try album("y", "http://h/bad.png")], on: &planner, now: now)
         #expect(effects.fetches.map(\.1.string) == ["http://h/bad.png"])
     }
 
     @Test("Given a failed album retried, when the retry fails transiently, then it is pending again")
     mutating func failedThenTransientIsPending() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         _ = planner.fetchFinished(fetch.0, url: fetch.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
         let retry = try #require(planner.retryAll(now: now).effects.fetches.first)
         let effects = planner.fetchFinished(retry.0, url: retry.1, outcome: .failure(FetchFailure(kind: .http(503), message: "503")), now: now)
@@ -105,17 +105,17 @@ extension SyncPlannerTests {
     @Test("Given renames that keep failing, when retried, then the backoff keeps growing")
     mutating func commitFailureBacksOff() throws {
         files.failCommits = true
-        var fetchID = try #require(planner.update([try album("x")], now: now, files: files).fetches.first).0
+        var fetchID = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first).0
         let url = try CoverURL(validating: "http://h/a.png")
         var attempts: [Int] = []
         var time = now
         for _ in 0..<3 {
             let request = try #require(planner.fetchFinished(fetchID, url: url, outcome: .success(body()), now: time).stages.first)
-            let effects = planner.staged(request.fetchID, url: url, result: .success(stagedCovers(request)), now: time, files: files)
+            let effects = steps.staged(request.fetchID, url: url, result: .success(stagedCovers(request)), on: &planner, now: time)
             attempts.append(effects.rows.first?.attempts ?? -1)
             let next = planner.nextWakeUp()
             time = try #require(next)
-            fetchID = try #require(planner.timerFired(now: time, files: files).fetches.first).0
+            fetchID = try #require(steps.timerFired(on: &planner, now: time).fetches.first).0
         }
         #expect(attempts == [1, 2, 3])
     }
@@ -123,13 +123,13 @@ extension SyncPlannerTests {
     @Test("Given a cover that failed for a full disk, when its retry comes and the disk is still full, then it waits without downloading, and the index says when it looks again")
     mutating func fullDiskWaitsForRoom() throws {
         planner.policy.storageMaxDelay = .seconds(5)
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
-        _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
+        _ = steps.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), on: &planner, now: now)
         files.room = false
         let first = planner.nextWakeUp()
         let due = try #require(first)
-        let whileFull = planner.timerFired(now: due, files: files)
+        let whileFull = steps.timerFired(on: &planner, now: due)
         #expect(whileFull.fetches.isEmpty && whileFull.stages.isEmpty)
         let second = planner.nextWakeUp()
         let later = try #require(second)
@@ -139,7 +139,7 @@ extension SyncPlannerTests {
         let waiting = whileFull.posted(CoversWaitingForRoom.self)
         #expect(waiting.count == 1 && waiting.first?.count == 1 && waiting.first?.largestBytes == 100 && waiting.first?.retryAt == later)
         files.room = true
-        let afterFreeing = planner.timerFired(now: later, files: files)
+        let afterFreeing = steps.timerFired(on: &planner, now: later)
         #expect(afterFreeing.fetches.count == 1)
     }
 
@@ -147,19 +147,19 @@ extension SyncPlannerTests {
     mutating func fullDiskLooksAreShared() throws {
         planner.policy.storageMaxDelay = .seconds(30)
         let albums = try ["x", "y", "z"].map { try album($0, "http://h/\($0).png") }
-        let fetches = planner.update(albums, now: now, files: files).fetches
+        let fetches = steps.update(albums, on: &planner, now: now).fetches
         #expect(fetches.count == 3)
         for (offset, fetch) in fetches.enumerated() {
             let time = now.addingTimeInterval(Double(offset) * 0.3)
             let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body(100 + offset)), now: time).stages.first)
-            _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100 + offset)), now: time, files: files)
+            _ = steps.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100 + offset)), on: &planner, now: time)
         }
         files.room = false
         var looks: [CoversWaitingForRoom] = []
         for _ in 0..<3 {
             let wakeUp = planner.nextWakeUp()
             let look = try #require(wakeUp)
-            let effects = planner.timerFired(now: look, files: files)
+            let effects = steps.timerFired(on: &planner, now: look)
             #expect(effects.fetches.isEmpty)
             looks += effects.posted(CoversWaitingForRoom.self)
             #expect(Set(effects.rows.map(\.nextRetry)) == [planner.nextWakeUp()], "every waiting album shows the one next look")
@@ -168,26 +168,26 @@ extension SyncPlannerTests {
         #expect(looks.first?.largestBytes == 102)
 
         // A fourth cover that fails for room between two looks joins the next one.
-        let fourth = try #require(planner.update(albums + [try album("w", "http://h/w.png")], now: now, files: files).fetches.first)
+        let fourth = try #require(steps.update(albums + [try album("w", "http://h/w.png")], on: &planner, now: now).fetches.first)
         let pending = planner.nextWakeUp()
         let between = try #require(pending).addingTimeInterval(-10)
         let request = try #require(planner.fetchFinished(fourth.0, url: fourth.1, outcome: .success(body()), now: between).stages.first)
-        _ = planner.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/w", code: ENOSPC), bytes: 100)), now: between, files: files)
+        _ = steps.staged(request.fetchID, url: request.url, result: .failure(.storage(SystemError("write", path: "/c/w", code: ENOSPC), bytes: 100)), on: &planner, now: between)
         let upcoming = planner.nextWakeUp()
         let nextLook = try #require(upcoming)
-        #expect(planner.timerFired(now: nextLook, files: files).posted(CoversWaitingForRoom.self).map(\.count) == [4])
+        #expect(steps.timerFired(on: &planner, now: nextLook).posted(CoversWaitingForRoom.self).map(\.count) == [4])
     }
 
     @Test("Given a cover that failed to be stored on a read-only filesystem, when other covers wait for room, then it keeps its own backoff")
     mutating func otherStorageFailuresKeepTheirBackoff() throws {
         planner.policy.storageMaxDelay = .seconds(30)
-        let fetches = planner.update([try album("x", "http://h/x.png"), try album("y", "http://h/y.png")], now: now, files: files).fetches
+        let fetches = steps.update([try album("x", "http://h/x.png"), try album("y", "http://h/y.png")], on: &planner, now: now).fetches
         var requests: [StageRequest] = []
         for fetch in fetches {
             requests.append(try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first))
         }
-        let full = planner.staged(requests[0].fetchID, url: requests[0].url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), now: now, files: files)
-        let readOnly = planner.staged(requests[1].fetchID, url: requests[1].url, result: .failure(.storage(SystemError("create", path: "/c/y", code: EROFS), bytes: 100)), now: now.addingTimeInterval(0.5), files: files)
+        let full = steps.staged(requests[0].fetchID, url: requests[0].url, result: .failure(.storage(SystemError("write", path: "/c/x", code: ENOSPC), bytes: 100)), on: &planner, now: now)
+        let readOnly = steps.staged(requests[1].fetchID, url: requests[1].url, result: .failure(.storage(SystemError("create", path: "/c/y", code: EROFS), bytes: 100)), on: &planner, now: now.addingTimeInterval(0.5))
         let roomLook = full.rows.first?.nextRetry
         let ownRetry = readOnly.rows.first?.nextRetry
         #expect(roomLook != nil && ownRetry != roomLook)

@@ -51,6 +51,8 @@ extension [SyncEffect] {
 struct SyncPlannerTests {
     let now = Date(timeIntervalSince1970: 1_000_000)
     let files = FakeCoverFiles()
+    /// The planner's steps run against `files`, as the coordinator runs them against the disk.
+    var steps: CoverFileSteps<FakeCoverFiles> { CoverFileSteps(files: files) }
     var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), random: { 0.5 })
 
     func album(_ id: String, _ url: String = "http://h/a.png", title: String = "T") throws -> Album {
@@ -69,14 +71,14 @@ struct SyncPlannerTests {
 
     /// Fetches and stores `album`'s cover, returning the effects of the store.
     mutating func cache(_ album: Album) throws -> [SyncEffect] {
-        let fetch = try #require(planner.update([album], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([album], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
-        return planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
+        return steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
     }
 
     @Test("Given a new album, when updated, then it is pending, announced, indexed and fetched")
     mutating func newAlbumIsFetched() throws {
-        let effects = planner.update([try album("x")], now: now, files: files)
+        let effects = steps.update([try album("x")], on: &planner, now: now)
         #expect(effects.fetches.map(\.1.string) == ["http://h/a.png"])
         #expect(effects.rows.map(\.state) == [.pending])
         #expect(effects.posted(AlbumsAdded.self).flatMap(\.albums).map(\.id.rawValue) == ["x"])
@@ -85,13 +87,13 @@ struct SyncPlannerTests {
 
     @Test("Given two albums sharing a URL, when updated, then the URL is fetched once and both are cached from it")
     mutating func sharedURLFetchedOnce() throws {
-        let effects = planner.update([try album("x"), try album("y")], now: now, files: files)
+        let effects = steps.update([try album("x"), try album("y")], on: &planner, now: now)
         let fetches = effects.fetches
         #expect(fetches.count == 1)
         let done = planner.fetchFinished(fetches[0].0, url: fetches[0].1, outcome: .success(body()), now: now)
         let request = try #require(done.stages.first)
         #expect(request.albums.map(\.rawValue) == ["x", "y"])
-        let stored = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
+        let stored = steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
         #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["x", "y"])
         #expect(stored.rows.allSatisfy { $0.state == .cached && $0.bytes == 100 })
         #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0))
@@ -105,7 +107,7 @@ struct SyncPlannerTests {
         row.fileMTime = 1
         planner.load([row])
         files.files[album.id] = FileStamp(bytes: 100, mtime: 1)
-        let effects = planner.update([album], now: now, files: files)
+        let effects = steps.update([album], on: &planner, now: now)
         #expect(effects.fetches.isEmpty)
         #expect(effects.posted(AlbumsAdded.self).isEmpty)
         #expect(planner.summary.cached == 1)
@@ -115,7 +117,7 @@ struct SyncPlannerTests {
     mutating func missingFileRefetched() throws {
         let album = try album("x")
         planner.load([IndexRow(album: album, state: .cached, updatedAt: now)])
-        let effects = planner.update([album], now: now, files: files)
+        let effects = steps.update([album], on: &planner, now: now)
         #expect(effects.fetches.count == 1)
     }
 
@@ -124,7 +126,7 @@ struct SyncPlannerTests {
         let album = try album("x")
         planner.load([IndexRow(album: album, state: .pending, updatedAt: now)])
         files.files[album.id] = FileStamp(bytes: 50, mtime: 2)
-        let effects = planner.update([album], now: now, files: files)
+        let effects = steps.update([album], on: &planner, now: now)
         #expect(effects.fetches.isEmpty)
         #expect(effects.rows.last?.state == .cached)
         #expect(effects.rows.last?.bytes == 50)
@@ -133,8 +135,8 @@ struct SyncPlannerTests {
     @Test("Given the only album of a fetch withdrawn, when withdrawn, then the fetch is cancelled and the album forgotten")
     mutating func withdrawCancels() throws {
         let album = try album("x")
-        let fetch = try #require(planner.update([album], now: now, files: files).fetches.first)
-        let effects = planner.withdraw([album.id], files: files)
+        let fetch = try #require(steps.update([album], on: &planner, now: now).fetches.first)
+        let effects = steps.withdraw([album.id], on: &planner)
         #expect(effects.cancels == [fetch.0])
         #expect(effects.deletes == [album.id])
         #expect(files.removed == [album.id])
@@ -146,17 +148,17 @@ struct SyncPlannerTests {
 
     @Test("Given one of two albums on a URL withdrawn, when withdrawn, then the fetch goes on for the other")
     mutating func withdrawOneOfTwo() throws {
-        _ = planner.update([try album("x"), try album("y")], now: now, files: files)
-        let effects = planner.withdraw([try AlbumID(validating: "x")], files: files)
+        _ = steps.update([try album("x"), try album("y")], on: &planner, now: now)
+        let effects = steps.withdraw([try AlbumID(validating: "x")], on: &planner)
         #expect(effects.cancels.isEmpty)
     }
 
     @Test("Given a cached album whose URL changes, when updated, then the old cover goes and the new URL is fetched")
     mutating func urlChange() throws {
-        let first = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let first = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(first.0, url: first.1, outcome: .success(body()), now: now).stages.first)
-        _ = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
-        let effects = planner.update([try album("x", "http://h/new.png")], now: now, files: files)
+        _ = steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
+        let effects = steps.update([try album("x", "http://h/new.png")], on: &planner, now: now)
         #expect(effects.fetches.map(\.1.string) == ["http://h/new.png"])
         #expect(files.removed.map(\.rawValue) == ["x"])
         #expect(planner.summary.pending == 1)
@@ -166,9 +168,9 @@ struct SyncPlannerTests {
     mutating func startupPurge() throws {
         let gone = try album("gone")
         planner.load([IndexRow(album: gone, state: .cached, updatedAt: now)])
-        _ = planner.update([try album("kept")], now: now, files: files)
+        _ = steps.update([try album("kept")], on: &planner, now: now)
         let scan = RecordScanCompleted(reason: .startup, albumCount: 1, fileCount: 1, albumIDs: [try AlbumID(validating: "kept")])
-        let effects = planner.scanCompleted(scan, now: now, files: files)
+        let effects = steps.scanCompleted(scan, on: &planner, now: now)
         #expect(effects.deletes == [gone.id])
         #expect(files.removed == [gone.id])
         #expect(effects.posted(AlbumRemoved.self).map(\.id) == [gone.id])
@@ -176,11 +178,11 @@ struct SyncPlannerTests {
 
     @Test("Given failed albums and a corrupt cached file, when reloaded, then all are fetched again")
     mutating func reloadRetries() throws {
-        let failing = try #require(planner.update([try album("x", "http://h/x.png")], now: now, files: files).fetches.first)
+        let failing = try #require(steps.update([try album("x", "http://h/x.png")], on: &planner, now: now).fetches.first)
         _ = planner.fetchFinished(failing.0, url: failing.1, outcome: .failure(FetchFailure(kind: .http(404), message: "404")), now: now)
-        let good = try #require(planner.update([try album("y", "http://h/y.png")], now: now, files: files).fetches.first)
+        let good = try #require(steps.update([try album("y", "http://h/y.png")], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(good.0, url: good.1, outcome: .success(body()), now: now).stages.first)
-        _ = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
+        _ = steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
         files.invalid.insert(try AlbumID(validating: "y"))
         let y: Set = [try AlbumID(validating: "y")]
         let reload = planner.retryAll(now: now)
@@ -189,7 +191,7 @@ struct SyncPlannerTests {
         // The coordinator's check then reads the flagged cover off its queue and settles what it found.
         let read = planner.differing(reload.cached, found: reload.cached.map { files.stamp($0) }, flagged: y)
         let verdicts = read.ids.map { CoverVerdict(files.check($0, expected: nil), stamp: files.stamp($0)) }
-        let effects = planner.settleChecked(read.ids, verdicts: verdicts, flagged: y, now: now, files: files).effects
+        let effects = steps.settleChecked(read.ids, verdicts: verdicts, flagged: y, on: &planner, now: now).effects
         #expect(effects.fetches.map(\.1.string) == ["http://h/y.png"])
         #expect(effects.rows.first { $0.id.rawValue == "y" }?.error?.contains("corrupt") == true)
         #expect(files.removed == Array(y))
@@ -197,10 +199,10 @@ struct SyncPlannerTests {
 
     @Test("Given an album joining while its URL's body is being stored, when stored, then it gets a copy of the stored cover")
     mutating func lateJoiner() throws {
-        let fetch = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
         let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
-        #expect(planner.update([try album("y")], now: now, files: files).fetches.isEmpty)
-        let effects = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
+        #expect(steps.update([try album("y")], on: &planner, now: now).fetches.isEmpty)
+        let effects = steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
         #expect(effects.posted(CoverCached.self).map(\.album.id.rawValue) == ["x"])
         #expect(effects.fetches.isEmpty)
         guard case .cachedCover(let source)? = effects.stages.first?.source else { Issue.record("no copy"); return }
@@ -210,12 +212,12 @@ struct SyncPlannerTests {
     @Test("Given a URL already cached for one album, when another album with it appears later, then it is copied, not fetched")
     mutating func laterAlbumCopiesCachedURL() throws {
         _ = try cache(try album("x"))
-        let effects = planner.update([try album("y")], now: now, files: files)
+        let effects = steps.update([try album("y")], on: &planner, now: now)
         #expect(effects.fetches.isEmpty)
         let request = try #require(effects.stages.first)
         guard case .cachedCover(let source) = request.source else { Issue.record("not a copy"); return }
         #expect(source.rawValue == "x")
-        let stored = planner.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), now: now, files: files)
+        let stored = steps.staged(request.fetchID, url: request.url, result: .success(stagedCovers(request)), on: &planner, now: now)
         #expect(stored.posted(CoverCached.self).map(\.album.id.rawValue) == ["y"])
         #expect(planner.summary.cached == 2)
     }
@@ -223,8 +225,8 @@ struct SyncPlannerTests {
     @Test("Given a cached copy that turns out unusable, when staging fails, then the URL is fetched instead")
     mutating func copyFallsBackToFetch() throws {
         _ = try cache(try album("x"))
-        let request = try #require(planner.update([try album("y")], now: now, files: files).stages.first)
-        let effects = planner.staged(request.fetchID, url: request.url, result: .failure(.sourceUnavailable("gone")), now: now, files: files)
+        let request = try #require(steps.update([try album("y")], on: &planner, now: now).stages.first)
+        let effects = steps.staged(request.fetchID, url: request.url, result: .failure(.sourceUnavailable("gone")), on: &planner, now: now)
         #expect(effects.fetches.count == 1)
     }
 
@@ -237,19 +239,19 @@ struct SyncPlannerTests {
         planner.load([row])
         files.files[kept.id] = FileStamp(bytes: 100, mtime: 1)
         let scan = RecordScanCompleted(reason: .startup, albumCount: 0, fileCount: 0, albumIDs: [], unreadable: ["/r/a.json"])
-        let effects = planner.scanCompleted(scan, now: now, files: files)
+        let effects = steps.scanCompleted(scan, on: &planner, now: now)
         #expect(effects.deletes.isEmpty)
         #expect(files.removed.isEmpty)
         #expect(planner.summary.cached == 1)
-        let gone = planner.recordsRemoved(["/r/a.json"], files: files)
+        let gone = steps.recordsRemoved(["/r/a.json"], on: &planner)
         #expect(gone.deletes == [kept.id])
         #expect(planner.summary.albums == 0)
     }
 
     @Test("Given a URL change while the old URL downloads, when the old download finishes, then it is ignored")
     mutating func staleOutcomeAfterURLChange() throws {
-        let old = try #require(planner.update([try album("x")], now: now, files: files).fetches.first)
-        let changed = planner.update([try album("x", "http://h/new.png")], now: now, files: files)
+        let old = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
+        let changed = steps.update([try album("x", "http://h/new.png")], on: &planner, now: now)
         #expect(changed.cancels == [old.0])
         #expect(planner.fetchFinished(old.0, url: old.1, outcome: .success(body()), now: now).isEmpty)
         #expect(planner.summary.pending == 1)

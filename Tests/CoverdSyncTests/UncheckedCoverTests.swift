@@ -10,6 +10,8 @@ import Testing
 struct UncheckedCoverTests {
     let now = Date(timeIntervalSince1970: 1_000_000)
     let files = FakeCoverFiles()
+    /// The planner's steps run against `files`, as the coordinator runs them against the disk.
+    var steps: CoverFileSteps<FakeCoverFiles> { CoverFileSteps(files: files) }
     var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), random: { 0.5 })
     let indexed = FileStamp(bytes: 10, mtime: 1)
     let touched = FileStamp(bytes: 11, mtime: 2)
@@ -26,7 +28,7 @@ struct UncheckedCoverTests {
             row.fileMTime = indexed.mtime
             return row
         })
-        return planner.update(albums, now: now, files: files)
+        return steps.update(albums, on: &planner, now: now)
     }
 
     @Test("Given a cached row with its file's stamp, when the first scan sees its album, then it is cached without a look at the disk and listed once for the check")
@@ -49,7 +51,7 @@ struct UncheckedCoverTests {
         // Given
         let albums = try ["same", "gone", "touched", "withdrawn"].map { try album($0) }
         _ = seeCached(albums)
-        _ = planner.withdraw([albums[3].id], files: files)
+        _ = steps.withdraw([albums[3].id], on: &planner)
         // When
         let found = planner.differing(albums.map(\.id), found: [indexed, nil, touched, nil])
         // Then
@@ -70,7 +72,7 @@ struct UncheckedCoverTests {
         ]
 
         // When
-        let result = planner.settleChecked(albums.map(\.id), verdicts: verdicts, now: now, files: files)
+        let result = steps.settleChecked(albums.map(\.id), verdicts: verdicts, on: &planner, now: now)
 
         // Then
         #expect(files.checked.isEmpty)
@@ -99,7 +101,7 @@ struct UncheckedCoverTests {
         _ = seeCached([x])
         files.files[x.id] = indexed
         // When
-        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
+        let result = steps.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], on: &planner, now: now)
         // Then
         #expect(files.checked == [x.id])
         #expect(result.lost == 0)
@@ -111,10 +113,10 @@ struct UncheckedCoverTests {
         // Given
         let x = try album("x")
         _ = seeCached([x])
-        let moved = planner.update([try album("x", "http://h/other.png")], now: now, files: files)
+        let moved = steps.update([try album("x", "http://h/other.png")], on: &planner, now: now)
         #expect(moved.fetches.count == 1)
         // When
-        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
+        let result = steps.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], on: &planner, now: now)
         // Then
         #expect(result.effects.isEmpty)
         #expect(result.lost == 0)
@@ -127,10 +129,10 @@ struct UncheckedCoverTests {
         _ = seeCached([x])
         let reload = planner.retryAll(now: now)
         #expect(reload.cached == [x.id])
-        let lost = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
+        let lost = steps.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], on: &planner, now: now)
         #expect(lost.effects.posted(CachedCoversLost.self).flatMap(\.covers).map(\.album.id) == [x.id])
         // When
-        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], now: now, files: files)
+        let result = steps.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], on: &planner, now: now)
         // Then
         #expect(result.effects.isEmpty)
         #expect(planner.differing([x.id], found: [nil]).compared == 0)
@@ -158,7 +160,7 @@ struct UncheckedCoverTests {
         _ = seeCached([x])
         files.files[x.id] = indexed
         // When
-        let result = planner.settleChecked([x.id], verdicts: [CoverVerdict(.valid(indexed), stamp: indexed)], flagged: [x.id], now: now, files: files)
+        let result = steps.settleChecked([x.id], verdicts: [CoverVerdict(.valid(indexed), stamp: indexed)], flagged: [x.id], on: &planner, now: now)
         // Then
         #expect(result.lost == 0)
         #expect(result.effects.rows.map(\.id) == [x.id])
@@ -172,7 +174,7 @@ struct UncheckedCoverTests {
         let x = try album("x")
         planner.load([IndexRow(album: x, state: .cached, updatedAt: now)])
         // When
-        let effects = planner.update([x], now: now, files: files)
+        let effects = steps.update([x], on: &planner, now: now)
         // Then
         #expect(files.checked == [x.id])
         #expect(effects.fetches.count == 1)

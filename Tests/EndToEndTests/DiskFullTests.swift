@@ -1,4 +1,3 @@
-
 import CoverdTestSupport
 import Foundation
 import Testing

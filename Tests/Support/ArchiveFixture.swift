@@ -8,9 +8,10 @@ public enum ArchiveFixture {
         public var artist: String
         public var year: String
         public var genre: String
-        public var coverURL: String
+        /// Nil: the album has no `cover_url` key (its cover is looked up).
+        public var coverURL: String?
 
-        public init(title: String, artist: String, year: String = "2000", genre: String = "Pop", coverURL: String) {
+        public init(title: String, artist: String, year: String = "2000", genre: String = "Pop", coverURL: String?) {
             self.title = title
             self.artist = artist
             self.year = year
@@ -42,7 +43,7 @@ final class Album: NSObject, NSCoding {
         coder.encode(entry.artist as NSString, forKey: "artist")
         coder.encode(entry.year as NSString, forKey: "year")
         coder.encode(entry.genre as NSString, forKey: "genre")
-        coder.encode(entry.coverURL as NSString, forKey: "cover_url")
+        if let url = entry.coverURL { coder.encode(url as NSString, forKey: "cover_url") }
     }
 
     init?(coder: NSCoder) {

@@ -77,6 +77,12 @@ public struct StatusAlbum: Sendable, Equatable {
     public var path: String?
     public var error: String?
     public var record: String
+    /// How the cover's URL was found (`url`, `release`, `release-group`, `search`); nil until known.
+    public var source: String? = nil
+    public var mbid: String? = nil
+    public var releaseGroupMBID: String? = nil
+    /// The URL the cached cover was downloaded from; nil until cached.
+    public var resolvedURL: String? = nil
 }
 
 /// `coverd status --json`, decoded; `keys` holds each album object's key set for format checks.
@@ -104,7 +110,9 @@ public struct StatusSnapshot: Sendable {
                 id: item["id"] as? String ?? "", title: item["title"] as? String ?? "",
                 artist: item["artist"] as? String ?? "", coverURL: item["cover_url"] as? String ?? "",
                 state: item["state"] as? String ?? "", path: item["path"] as? String,
-                error: item["error"] as? String, record: item["record"] as? String ?? "")
+                error: item["error"] as? String, record: item["record"] as? String ?? "",
+                source: item["source"] as? String, mbid: item["mbid"] as? String,
+                releaseGroupMBID: item["release_group_mbid"] as? String, resolvedURL: item["resolved_url"] as? String)
         }
     }
 }

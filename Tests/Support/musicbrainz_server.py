@@ -602,8 +602,13 @@ def fold(text):
 
 
 def analyze(text):
-    """Lower-case, accent-free words: roughly what the search server's analyser does."""
-    return WORD.findall(fold(text))
+    """Lower-case, accent-free words: roughly what the search server's analyser does. A name made
+    of punctuation only ("!!!", "( )") is one word as written, spaces aside: MusicBrainz finds
+    such names, where a plain word analyser would keep nothing of them."""
+    words = WORD.findall(fold(text))
+    if not words and fold(text).strip():
+        return ["".join(fold(text).split())]
+    return words
 
 
 class Token:

@@ -6,7 +6,7 @@ import Musl
 
 /// `mkdir -p`. An existing directory is left alone without a write, so this
 /// also works where the path is read-only (a sandboxed service's home).
-public func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
+package func makeDirectories(_ path: String, mode: mode_t = 0o755) throws(SystemError) {
     var existing = stat()
     if stat(path, &existing) == 0 {
         guard existing.st_mode & S_IFMT == S_IFDIR else { throw SystemError("mkdir", path: path, code: ENOTDIR) }

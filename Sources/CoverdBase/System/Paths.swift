@@ -5,7 +5,7 @@ package func join(_ base: String, _ child: String) -> String {
 }
 
 /// Expands a leading `~` and makes a relative path absolute against `directory`.
-public func resolvePath(_ path: String, relativeTo directory: String, home: String?) -> String {
+package func resolvePath(_ path: String, relativeTo directory: String, home: String?) -> String {
     var expanded = path
     if let home, path == "~" || path.hasPrefix("~/") {
         expanded = home + path.dropFirst()
@@ -16,7 +16,7 @@ public func resolvePath(_ path: String, relativeTo directory: String, home: Stri
 
 /// Removes `.` components, repeated slashes and a trailing slash; keeps `..`
 /// as written, since it may cross a symbolic link.
-public func normalisePath(_ path: String) -> String {
+package func normalisePath(_ path: String) -> String {
     let parts = path.split(separator: "/", omittingEmptySubsequences: true).filter { $0 != "." }
     return "/" + parts.joined(separator: "/")
 }

@@ -1,5 +1,4 @@
 @testable import CoverdBase
-@testable import CoverdConfig
 @testable import CoverdLogging
 @testable import CoverdModel
 @testable import CoverdSync
@@ -206,12 +205,5 @@ struct SystemdTests {
     @Test("Given log levels, when mapped, then PRIORITY follows syslog")
     func priorities() {
         #expect(Logger.Level.allCases.map(JournalLogHandler.priority) == [7, 7, 6, 5, 4, 3, 2])
-    }
-
-    @Test("Given JOURNAL_STREAM for another stream, when the target is auto, then stderr is used")
-    func autoTarget() {
-        #expect(LogTarget.auto.resolved(environment: [:]) == .stderr)
-        #expect(LogTarget.auto.resolved(environment: ["JOURNAL_STREAM": "1:1"]) == .stderr)
-        #expect(LogTarget.journal.resolved(environment: [:]) == .journal)
     }
 }

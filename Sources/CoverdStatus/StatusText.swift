@@ -2,9 +2,15 @@ import CoverdBase
 import CoverdCache
 import Foundation
 
-/// The report for people (`table`) and for scripts (`json`, the contract's
-/// `status --json` form).
-extension StatusReport {
+/// A status report as text: a table for people, and the contract's
+/// `status --json` form for scripts.
+public struct StatusText: Sendable {
+    public let report: StatusReport
+
+    public init(_ report: StatusReport) {
+        self.report = report
+    }
+
     /// The contract's `--json` form, albums ordered by id.
     public func json() -> String {
         String(decoding: jsonBytes(), as: UTF8.self)
@@ -13,7 +19,8 @@ extension StatusReport {
     /// `json()` as UTF-8, built as bytes: string appends and interpolations
     /// were much of a large `status --json`.
     public func jsonBytes() -> [UInt8] {
-        let summary = self.summary
+        let summary = report.summary
+        let rows = report.rows
         var out: [UInt8] = []
         out.reserveCapacity(rows.count * 300 + 128)
         out += "{\"summary\": {\"albums\": \(summary.albums), \"cached\": \(summary.cached), ".utf8
@@ -31,7 +38,7 @@ extension StatusReport {
             out += ", \"state\": ".utf8
             JSONText.append(row.state.rawValue, to: &out)
             out += ", \"path\": ".utf8
-            JSONText.append(path(of: row), to: &out)
+            JSONText.append(report.path(of: row), to: &out)
             out += ", \"error\": ".utf8
             JSONText.append(row.error, to: &out)
             out += ", \"record\": ".utf8
@@ -52,7 +59,8 @@ extension StatusReport {
 
     /// A summary line and one line per album, for people.
     public func table() -> String {
-        let summary = self.summary
+        let summary = report.summary
+        let rows = report.rows
         var out = summary.line + (summary.lookups > 0 ? "; \(summary.lookups) waiting for a lookup" : "") + "\n"
         guard !rows.isEmpty else { return out }
         // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
@@ -66,7 +74,7 @@ extension StatusReport {
             if let error = row.error, row.state != .cached {
                 detail += ": \(error)"
                 if let retry = row.nextRetry, retry > Date() {
-                    detail += " (next try \(StatusReport.describe(retry)))"
+                    detail += " (next try \(StatusText.describe(retry)))"
                 }
             }
             out += "\(state)  \(id)  \(detail)\n"

@@ -153,4 +153,49 @@ struct ConfigLoaderTests {
         #expect(failure?.line == 4)
         #expect(failure?.key == "fetch.per_host")
     }
+
+    @Test("Given a [sources] section, when loaded, then lookups ask where it says, with its contact and score, and max_dimension picks the thumbnail")
+    func sourcesSection() throws {
+        let configuration = try load("""
+            [sources]
+            musicbrainz_url = "http://127.0.0.1:5000/"
+            coverartarchive_url = "https://caa.example"
+            contact = "me@example.org"
+            min_score = 95
+            recheck_interval = 86400
+            lookup = false
+            [images]
+            max_dimension = 400
+            """)
+        #expect(configuration.lookup.musicBrainzURL == "http://127.0.0.1:5000")
+        #expect(configuration.lookup.coverArtArchiveURL == "https://caa.example")
+        #expect(configuration.lookup.minScore == 95)
+        #expect(configuration.lookup.thumbnail == 500)
+        #expect(configuration.fetch.contact == "me@example.org")
+        #expect(configuration.retry.lookupRecheck == .seconds(86_400))
+        #expect(configuration.records.coverURLRequired)
+    }
+
+    @Test("Given no [sources], when loaded, then lookups are on, ask musicbrainz.org and coverartarchive.org, and take scores of 90 and over")
+    func sourcesDefaults() throws {
+        let configuration = try load("")
+        #expect(configuration.lookup.musicBrainzURL == "https://musicbrainz.org")
+        #expect(configuration.lookup.coverArtArchiveURL == "https://coverartarchive.org")
+        #expect(configuration.lookup.minScore == 90)
+        #expect(configuration.lookup.thumbnail == nil)
+        #expect(configuration.retry.lookupRecheck == .seconds(604_800))
+        #expect(!configuration.records.coverURLRequired)
+        #expect(configuration.fetch.contact.isEmpty)
+    }
+
+    @Test("Given a bad [sources] value, when loaded, then the error names the line and key", arguments: [
+        ("[sources]\nmusicbrainz_url = \"ftp://mb\"\n", "sources.musicbrainz_url", "absolute http or https URL"),
+        ("[sources]\ncontact = \"me\\nX-Evil: 1\"\n", "sources.contact", "without control characters"),
+        ("[sources]\nmin_score = 101\n", "sources.min_score", "between 0 and 100"),
+        ("[sources]\nlookup = \"yes\"\n", "sources.lookup", "true or false"),
+    ])
+    func badSources(text: String, key: String, message: String) throws {
+        let failure = try #require(error(text))
+        #expect(failure.line == 2 && failure.key == key && failure.message.contains(message), "\(failure)")
+    }
 }

@@ -4,7 +4,7 @@ import CoverdImages
 import CoverdModel
 
 /// `CoverFiles` on the real `covers/` directory.
-struct StoreCoverFiles: CoverFiles, Sendable {
+struct DiskCoverFiles: CoverFiles, Sendable {
     let store: CoverStore
     let directorySync: DirectorySync
     let limits: ImageLimits

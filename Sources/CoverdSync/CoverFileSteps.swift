@@ -1,0 +1,86 @@
+import CoverdBase
+import CoverdCache
+import CoverdFetch
+import CoverdModel
+import CoverdRecords
+import Foundation
+
+/// The planner's steps as the coordinator runs them against the cover
+/// files: what a step needs looked at is looked at first, the planner
+/// decides, and the step's file effects (removals, discarded temporaries)
+/// are carried out in order; the other effects are returned for the
+/// coordinator. `SyncPlanner` itself does no I/O: this is where its
+/// decisions meet the disk, on the coordinator's queue (tests run it on
+/// in-memory files).
+struct CoverFileSteps<Files: CoverFiles> {
+    let files: Files
+
+    func update(_ albums: [Album], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
+        let checks = files.check(planner.coversToCheck(before: albums))
+        return files.carryOut(planner.update(albums, checks: checks, now: now))
+    }
+
+    func withdraw(_ ids: [AlbumID], on planner: inout SyncPlanner) -> [SyncEffect] {
+        files.carryOut(planner.withdraw(ids))
+    }
+
+    func scanCompleted(_ scan: RecordScanCompleted, on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
+        let checks = files.check(planner.coversToCheck(beforeCompleting: scan))
+        return files.carryOut(planner.scanCompleted(scan, checks: checks, now: now))
+    }
+
+    func recordsRemoved(_ paths: [String], on planner: inout SyncPlanner) -> [SyncEffect] {
+        files.carryOut(planner.recordsRemoved(paths))
+    }
+
+    /// Staging ended: on success, the temporaries the planner still wants
+    /// are renamed into place (in id order), and the planner told how each went.
+    func staged(
+        _ fetchID: FetchID, job key: JobKey, result: Result<StagedCovers, StagingFailure>, on planner: inout SyncPlanner, now: Date
+    ) -> [SyncEffect] {
+        let staged: StagedCovers
+        switch result {
+        case .failure(let failure): return files.carryOut(planner.stagingFailed(fetchID, job: key, failure: failure, now: now))
+        case .success(let covers): staged = covers
+        }
+        var renamed: [AlbumID: Result<FileStamp, SystemError>] = [:]
+        for (id, temporary) in planner.temporariesToCommit(fetchID, job: key, staged: staged).sorted(by: { $0.key < $1.key }) {
+            do throws(SystemError) {
+                renamed[id] = .success(try files.commit(temporary, as: id))
+            } catch {
+                renamed[id] = .failure(error)
+            }
+        }
+        return files.carryOut(planner.committed(fetchID, job: key, staged: staged, renamed: renamed, now: now))
+    }
+
+    /// `staged` for a URL's job.
+    func staged(
+        _ fetchID: FetchID, url: CoverURL, result: Result<StagedCovers, StagingFailure>, on planner: inout SyncPlanner, now: Date
+    ) -> [SyncEffect] {
+        staged(fetchID, job: .url(url), result: result, on: &planner, now: now)
+    }
+
+    /// Waiting jobs whose time has come, with the room the disk has now
+    /// (measured only when one of them waits for room).
+    func timerFired(on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
+        let space = planner.needsFreeSpace(now: now) ? files.freeSpace() : nil
+        return files.carryOut(planner.timerFired(now: now, space: space))
+    }
+
+    /// Verdicts reached off the coordinator's queue, confirmed here: one
+    /// stands if its file still has the stamp it was read with (one `stat`);
+    /// a file that changed since is checked on the disk once more.
+    func settleChecked(
+        _ ids: [AlbumID], verdicts: [CoverVerdict], flagged: Set<AlbumID> = [], on planner: inout SyncPlanner, now: Date
+    ) -> (effects: [SyncEffect], lost: Int) {
+        precondition(ids.count == verdicts.count, "\(ids.count) albums with \(verdicts.count) verdicts")
+        let checks = zip(ids, verdicts).map { id, verdict -> CachedFileCheck? in
+            guard planner.isCached(id) else { return nil }
+            if files.stamp(id) == verdict.stamp { return verdict.check }
+            return files.check(id, expected: flagged.contains(id) ? nil : planner.cachedRow(id, now: now))
+        }
+        let settled = planner.settleChecked(ids, checks: checks, flagged: flagged, now: now)
+        return (files.carryOut(settled.effects), settled.lost)
+    }
+}

@@ -1,0 +1,80 @@
+@testable import CoverdBase
+@testable import CoverdCache
+@testable import CoverdModel
+import CoverdTestSupport
+import Foundation
+import Testing
+
+@Suite("Index schema")
+struct IndexSchemaTests {
+    let directory = TestDirectory()
+
+    /// An index as coverd before lookups wrote it: schema version 1.
+    func makeVersion1Index() throws -> String {
+        let path = directory.path + "/" + CoverIndex.fileName
+        let db = try SQLiteConnection(path: path, readOnly: false)
+        try db.execute("""
+            CREATE TABLE albums (
+                id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, artist TEXT NOT NULL, year TEXT, genre TEXT,
+                cover_url TEXT NOT NULL, record TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'cached', 'failed')), error TEXT,
+                attempts INTEGER NOT NULL DEFAULT 0, next_retry REAL, bytes INTEGER, file_mtime INTEGER,
+                http_status INTEGER, updated_at REAL NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO albums VALUES ('a', 'T', 'A', '1999', NULL, 'http://h/a.png', '/r/a.json', 'cached', NULL, 0, NULL, 10, 5, 200, 1.5);
+            INSERT INTO albums VALUES ('b', 'U', 'B', NULL, 'Pop', 'http://h/b.png', '/r/a.json', 'failed', 'HTTP 404', 2, 99.0, NULL, NULL, 404, 2.5);
+            PRAGMA user_version = 1;
+            """)
+        return path
+    }
+
+    @Test("Given a version 1 index, when status reads it before any daemon upgraded it, then every row reads, each from its record's URL")
+    func version1ReadAsItIs() throws {
+        _ = try makeVersion1Index()
+
+        let rows = try CoverIndex(cacheDirectory: directory.path, readOnly: true).rows()
+
+        #expect(rows.map(\.id.rawValue) == ["a", "b"])
+        #expect(rows.map(\.source) == [.url, .url])
+        #expect(rows.map(\.resolvedURL) == ["http://h/a.png", nil])
+        #expect(rows[1].error == "HTTP 404" && rows[1].genre == "Pop" && rows[0].bytes == 10)
+    }
+
+    @Test("Given a version 1 index, when the daemon opens it, then it becomes version 2 with every row kept and room for albums without a URL")
+    func version1Migrated() throws {
+        _ = try makeVersion1Index()
+
+        // When
+        let index = try CoverIndex(cacheDirectory: directory.path)
+
+        // Then
+        let rows = try index.rows()
+        #expect(rows.map(\.id.rawValue) == ["a", "b"])
+        #expect(rows[0].state == .cached && rows[0].resolvedURL == "http://h/a.png" && rows[0].fileMTime == 5 && rows[0].year == "1999")
+        #expect(rows[1].state == .failed && rows[1].nextRetry == Date(timeIntervalSince1970: 99) && rows[1].attempts == 2)
+        var lookedUp = IndexRow(
+            id: try AlbumID(validating: "c"), title: "V", artist: "C", record: "/r/c.json", state: .cached,
+            updatedAt: Date(timeIntervalSince1970: 1_700_000_000.5))
+        lookedUp.releaseID = "0b3f0a5c-1e2d-4c3b-8a9f-00000000000a"
+        lookedUp.source = .search
+        lookedUp.foundReleaseGroupID = "0b3f0a5c-1e2d-4c3b-8a9f-00000000000b"
+        lookedUp.resolvedURL = "https://caa.example/release-group/0b3f0a5c-1e2d-4c3b-8a9f-00000000000b/front"
+        try index.apply([.upsert(lookedUp)])
+        #expect(try index.rows().last == lookedUp)
+        let reopened = try SQLiteConnection(path: index.path, readOnly: true)
+        #expect(try IndexSchema.version(of: reopened) == 2)
+    }
+
+    @Test("Given an index from a newer coverd, when the daemon opens it, then it refuses, saying so, and changes nothing")
+    func newerIndexRefused() throws {
+        let path = try makeVersion1Index()
+        try SQLiteConnection(path: path, readOnly: false).execute("PRAGMA user_version = 9")
+
+        #expect {
+            try CoverIndex(cacheDirectory: directory.path)
+        } throws: { error in
+            (error as? IndexError)?.message.contains("newer coverd") == true
+        }
+        #expect(try IndexSchema.version(of: SQLiteConnection(path: path, readOnly: true)) == 9)
+    }
+}
