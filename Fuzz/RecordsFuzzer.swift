@@ -16,9 +16,15 @@ public func recordsFuzzer(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             for album in contents.albums {
                 // What reaches the rest of the daemon must be safe to use as a file name and a URL.
                 precondition(AlbumID.isValid(album.id.rawValue), "invalid id \(album.id)")
-                let scheme = album.coverURL.string.prefix { $0 != ":" }.lowercased()
-                precondition(scheme == "http" || scheme == "https", "scheme \(scheme)")
-                precondition(album.coverURL.string.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
+                if let url = album.coverURL {
+                    let scheme = url.string.prefix { $0 != ":" }.lowercased()
+                    precondition(scheme == "http" || scheme == "https", "scheme \(scheme)")
+                    precondition(url.string.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
+                }
+                // Ids go into request paths: only the canonical UUID form may reach them.
+                for id in [album.releaseID, album.releaseGroupID].compactMap({ $0 }) {
+                    precondition(MusicBrainzID(id.rawValue) != nil && id.rawValue.utf8.count == 36, "id \(id)")
+                }
                 precondition(!album.title.isEmpty && !album.artist.isEmpty)
             }
         } catch {

@@ -7,7 +7,7 @@ import Testing
 struct RecordTreeTests {
     let directory = TestDirectory()
 
-    @Test("Given record files scanned once and unchanged since, when the tree is scanned again, then each file is looked at once and none is read")
+    @Test("Given record files scanned once and unchanged since, when the tree is scanned again, then each file is stated once and no change is reported")
     func unchangedFilesAreStatedOnce() throws {
         // Given
         for index in 0..<5 {

@@ -140,6 +140,12 @@ try:
           exposure <= 2.0, security.stdout[-400:])
     check("Given make install twice, when a config exists, then it is installed once and never overwritten",
           config_kept and os.path.exists(os.path.join(HOME, ".local/bin/coverd")))
+    docs = [os.path.join(HOME, ".local/share", path) for path in (
+        "man/man1/coverd.1", "bash-completion/completions/coverd", "zsh/site-functions/_coverd",
+        "fish/vendor_completions.d/coverd.fish")]
+    check("Given make install, then the man page and the bash, zsh and fish completions are in place",
+          all(os.path.getsize(path) > 0 for path in docs if os.path.exists(path)) and all(map(os.path.exists, docs)),
+          str([path for path in docs if not os.path.exists(path)]))
 
     # This sandbox cannot grant these two (226/NAMESPACE); the notes allow relaxing exactly them.
     dropin = unit + ".d"
@@ -293,6 +299,8 @@ try:
           removed.returncode == 0 and not os.path.exists(unit) and not os.path.exists(os.path.join(HOME, ".local/bin/coverd"))
           and os.path.exists(config) and systemctl("is-enabled", "coverd", check_status=False).stdout.strip() != "enabled",
           removed.stdout + removed.stderr)
+    check("Given make uninstall, then the man page and the completions are gone", not any(map(os.path.exists, docs)),
+          str([path for path in docs if os.path.exists(path)]))
 except Exception as error:  # A step that could not run is a failure, reported with its reason.
     check("the systemd scenario ran to the end", False, repr(error))
     print(systemctl("status", "coverd", "--no-pager", check_status=False).stdout)
