@@ -62,6 +62,15 @@ enum IndexSchema {
         return version
     }
 
+    /// Whether the albums table has version 2's columns already.
+    private static func hasLookupColumns(_ db: SQLiteConnection) throws(IndexError) -> Bool {
+        var found = false
+        try db.prepare("PRAGMA table_info(albums)").query { row in
+            if row.text(1) == "found_mbid" { found = true }
+        }
+        return found
+    }
+
     /// Makes the table, or brings a version 1 table up to date in one
     /// transaction (a crash part-way leaves version 1 whole); an index made
     /// by a newer coverd is refused rather than changed.
@@ -76,7 +85,10 @@ enum IndexSchema {
         }
         try db.execute("BEGIN IMMEDIATE")
         do throws(IndexError) {
-            if current == 1 {
+            if current == 1, try hasLookupColumns(db) {
+                // A version 2 table an older coverd opened and labelled 1 again: copying it
+                // as version 1 would forget what lookups found.
+            } else if current == 1 {
                 try db.execute("ALTER TABLE albums RENAME TO albums_version1")
                 try db.execute(create)
                 try db.execute("INSERT INTO albums (\(columns)) SELECT \(columnsOfVersion1) FROM albums_version1")

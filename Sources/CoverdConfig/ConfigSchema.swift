@@ -115,6 +115,10 @@ package enum ConfigSchema {
         guard (try? CoverURL(validating: text)) != nil else {
             throw ConfigValueError(message: "must be an absolute http or https URL, found \"\(text.prefix(80))\"")
         }
+        // Paths are appended to it ("<url>/ws/2/…"): a query or fragment would swallow them.
+        guard !text.contains("?"), !text.contains("#") else {
+            throw ConfigValueError(message: "must be a base URL without a query or fragment, found \"\(text.prefix(80))\"")
+        }
         return text
     }
 

@@ -160,6 +160,7 @@ public final class EventLogger: Sendable {
         var metadata = fields(of: message.album, url: message.url)
         metadata["event"] = "cover_failed"
         metadata["error"] = "\(message.reason)"
+        if message.nothingFound { metadata["lookup"] = "not_found" }  // Told apart without parsing the error.
         if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
         if let duration = message.duration { metadata["duration_ms"] = "\(duration.milliseconds)" }
         let wait = message.retryAt.map { describeDelay($0.timeIntervalSinceNow) } ?? "later"

@@ -67,20 +67,30 @@ public enum FetchOutcome: Sendable {
     case failure(FetchFailure)
 }
 
+/// What a fetch is for, which decides how it waits for its turn and what it holds.
+public enum FetchPurpose: Sendable, Equatable {
+    /// A cover: waits its turn under `concurrency` and `per_host`, and its
+    /// body holds one unit of the body budget until `bodyConsumed()`.
+    case cover
+    /// A web service's small answer, at most `limit` bytes, which its caller
+    /// paces (MusicBrainz's `RatePacer`) and reads at once: it starts when
+    /// asked, outside the admission limits and the body budget, so that the
+    /// caller's spacing is the spacing the server sees.
+    case answer(limit: Int)
+}
+
 /// Downloads cover bodies. Implementations run many transfers at once.
 ///
 /// `completion` is called exactly once per `fetch`, on an unspecified thread,
 /// with `.cancelled` when the fetch was cancelled or the fetcher shut down.
 ///
-/// Backpressure: every `.success` holds one unit of the fetcher's body
+/// Backpressure: every `.cover` fetch's `.success` holds one unit of the fetcher's body
 /// budget until the caller calls `bodyConsumed()`; while the budget is spent,
 /// no new transfer starts, so memory stays bounded however slow the consumer.
 public protocol CoverFetching: Sendable {
-    /// `limit`: a smaller size cap than the settings' for this body (a web
-    /// service's answer, say); nil keeps the settings'.
-    func fetch(_ id: FetchID, url: CoverURL, limit: Int?, completion: @escaping @Sendable (FetchOutcome) -> Void)
+    func fetch(_ id: FetchID, url: CoverURL, purpose: FetchPurpose, completion: @escaping @Sendable (FetchOutcome) -> Void)
     func cancel(_ id: FetchID)
-    /// A body delivered with `.success` has been written or dropped.
+    /// A cover's body delivered with `.success` has been written or dropped.
     func bodyConsumed()
     /// New limits and timeouts, for transfers started from now on.
     func apply(_ settings: FetchSettings) throws(SystemError)
@@ -91,6 +101,6 @@ public protocol CoverFetching: Sendable {
 extension CoverFetching {
     /// A cover, under the settings' size cap.
     public func fetch(_ id: FetchID, url: CoverURL, completion: @escaping @Sendable (FetchOutcome) -> Void) {
-        fetch(id, url: url, limit: nil, completion: completion)
+        fetch(id, url: url, purpose: .cover, completion: completion)
     }
 }

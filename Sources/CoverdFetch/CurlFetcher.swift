@@ -50,8 +50,8 @@ public final class CurlFetcher: CoverFetching {
         shutdown()
     }
 
-    public func fetch(_ id: FetchID, url: CoverURL, limit: Int?, completion: @escaping @Sendable (FetchOutcome) -> Void) {
-        guard inbox.send(.start(id, url, limit, completion)) else {
+    public func fetch(_ id: FetchID, url: CoverURL, purpose: FetchPurpose, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+        guard inbox.send(.start(id, url, purpose, completion)) else {
             completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
             return
         }

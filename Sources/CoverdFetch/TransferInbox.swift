@@ -4,8 +4,7 @@ import CoverdModel
 
 /// What other threads ask of the transfer loop.
 enum TransferCommand: Sendable {
-    /// A fetch, with its own size cap when smaller than the settings'.
-    case start(FetchID, CoverURL, Int?, @Sendable (FetchOutcome) -> Void)
+    case start(FetchID, CoverURL, FetchPurpose, @Sendable (FetchOutcome) -> Void)
     case cancel(FetchID)
     case settings(TransferOptions)
     case probe(@Sendable () -> Void)

@@ -25,7 +25,7 @@ final class TransferLoop {
     private struct Waiting {
         var id: FetchID
         var url: CoverURL
-        /// Its own size cap, when smaller than the settings'.
+        /// An answer's size cap, when smaller than the settings'.
         var limit: Int?
         var completion: @Sendable (FetchOutcome) -> Void
     }
@@ -61,9 +61,12 @@ final class TransferLoop {
 
     private func handle(_ command: TransferCommand) {
         switch command {
-        case .start(let id, let url, let limit, let completion):
+        case .start(let id, let url, .cover, let completion):
             waiting.insert(id)
-            admission.enqueue(Waiting(id: id, url: url, limit: limit, completion: completion), origin: url.origin)
+            admission.enqueue(Waiting(id: id, url: url, limit: nil, completion: completion), origin: url.origin)
+        case .start(let id, let url, .answer(let limit), let completion):
+            // Its caller paced it: started now, so that the caller's spacing is the server's.
+            begin(Waiting(id: id, url: url, limit: limit, completion: completion), admittedFrom: nil)
         case .cancel(let id):
             if let transfer = active[id] {
                 finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled")))
@@ -97,27 +100,33 @@ final class TransferLoop {
                 next.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
                 continue
             }
-            let easy = pool.popLast() ?? CurlEasy()
-            let maxBytes = min(next.limit ?? options.settings.maxBytes, options.settings.maxBytes)
-            let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, completion: next.completion)
-            do {
-                try options.configure(transfer)
-            } catch {
-                admission.finished(origin: origin)
-                recycle(easy)
-                next.completion(.failure(FetchFailure(kind: .other, message: error.description)))
-                continue
-            }
-            let code = curl_multi_add_handle(multi.handle, easy.handle)
-            guard code == CURLM_OK else {
-                admission.finished(origin: origin)
-                recycle(easy)
-                next.completion(.failure(FetchFailure(kind: .other, message: String(cString: curl_multi_strerror(code)))))
-                continue
-            }
-            active[next.id] = transfer
-            origins[next.id] = origin
+            begin(next, admittedFrom: origin)
         }
+    }
+
+    /// Adds `next` to the multi handle, or completes it with the reason it
+    /// could not start. `origin`: the admission queue's, for a cover; nil for
+    /// an answer, which holds no admission slot and no body budget.
+    private func begin(_ next: Waiting, admittedFrom origin: String?) {
+        let easy = pool.popLast() ?? CurlEasy()
+        let maxBytes = min(next.limit ?? options.settings.maxBytes, options.settings.maxBytes)
+        let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, completion: next.completion)
+        var failure: FetchFailure?
+        do {
+            try options.configure(transfer)
+            let code = curl_multi_add_handle(multi.handle, easy.handle)
+            if code != CURLM_OK { failure = FetchFailure(kind: .other, message: String(cString: curl_multi_strerror(code))) }
+        } catch {
+            failure = FetchFailure(kind: .other, message: error.description)
+        }
+        if let failure {
+            if let origin { admission.finished(origin: origin) }
+            recycle(easy)
+            next.completion(.failure(failure))
+            return
+        }
+        active[next.id] = transfer
+        if let origin { origins[next.id] = origin }
     }
 
     private func collectFinished() {
@@ -139,9 +148,12 @@ final class TransferLoop {
     private func finish(_ transfer: Transfer, with outcome: FetchOutcome) {
         curl_multi_remove_handle(multi.handle, transfer.easy.handle)
         active[transfer.id] = nil
-        if let origin = origins.removeValue(forKey: transfer.id) { admission.finished(origin: origin) }
+        if let origin = origins.removeValue(forKey: transfer.id) {
+            // A cover: its slot frees, and its body is held until consumed.
+            admission.finished(origin: origin)
+            if case .success = outcome { bodiesInHand += 1 }
+        }
         recycle(transfer.easy)
-        if case .success = outcome { bodiesInHand += 1 }
         transfer.completion(outcome)
     }
 

@@ -22,7 +22,12 @@ public final class CoverLookup: Sendable {
     private let musicBrainz: MusicBrainzClient
     private let settings: Mutex<LookupSettings>
 
-    public init(fetcher: any CoverFetching, settings: LookupSettings, pacer: RatePacer = RatePacer()) {
+    public convenience init(fetcher: any CoverFetching, settings: LookupSettings) {
+        self.init(fetcher: fetcher, settings: settings, pacer: RatePacer())
+    }
+
+    /// `pacer`: MusicBrainz's, which tests may give a shorter interval.
+    init(fetcher: any CoverFetching, settings: LookupSettings, pacer: RatePacer) {
         self.fetcher = AwaitedFetcher(fetcher: fetcher)
         musicBrainz = MusicBrainzClient(fetcher: self.fetcher, pacer: pacer)
         self.settings = Mutex(settings)
@@ -70,20 +75,24 @@ public final class CoverLookup: Sendable {
         case .failure(let failure): return .failed(failure)
         }
         let matches = Self.matches(in: search, for: request, minScore: settings.minScore)
+        let untried = matches.filter { $0.id != group }
+        let searched = "a MusicBrainz search for \(request.artist) – \(request.title)"
         if matches.isEmpty {
             tried.append(
-                "a MusicBrainz search for \(request.artist) – \(request.title) found \(search.candidates.count) release group(s), "
+                "\(searched) found \(search.candidates.count) release group(s), "
                     + "none by that artist with that title at a score of \(settings.minScore) or more"
                     + (search.skipped.isEmpty ? "" : " (passed over: \(search.skipped.prefix(3).joined(separator: "; ")))"))
+        } else if untried.isEmpty, let group {
+            tried.append("\(searched) found only release group \(group) again")
         }
-        for match in matches.prefix(3) where match.id != group {
+        for match in untried.prefix(3) {
             switch await front(.releaseGroup(match.id), settings) {
             case .found(let url, let body):
                 return .found(Resolution(url: url, source: .search, releaseID: nil, releaseGroupID: match.id), body)
             case .failed(let failure):
                 return .failed(failure)
             case .missing:
-                tried.append("release group \(match.id), found by the search, has no front image")
+                tried.append("release group \(match.id), found by \(searched), has no front image")
             }
         }
         return .notFound("no cover found: " + tried.joined(separator: "; "))

@@ -15,9 +15,8 @@ public struct LookupRequest: Sendable, Hashable {
         self.title = title
     }
 
-    /// An album's request; nil for one whose record gives its cover's URL.
-    public init?(_ album: Album) {
-        guard album.coverURL == nil else { return nil }
+    /// The request that finds `album`'s cover from what its record says of it.
+    public init(_ album: Album) {
         self.init(releaseID: album.releaseID, releaseGroupID: album.releaseGroupID, artist: album.artist, title: album.title)
     }
 }

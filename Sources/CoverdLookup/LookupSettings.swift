@@ -1,6 +1,8 @@
 import CoverdModel
 
-/// How covers are looked up for albums without a `cover_url` (`[sources]`).
+/// How covers are looked up for albums without a `cover_url`: the part of
+/// `[sources]` the lookup stage reads. The rest of the section lives where
+/// it acts (`Configuration` maps each key).
 public struct LookupSettings: Sendable, Equatable {
     /// MusicBrainz's web service, without a trailing slash.
     public var musicBrainzURL = "https://musicbrainz.org"
@@ -8,8 +10,6 @@ public struct LookupSettings: Sendable, Equatable {
     public var coverArtArchiveURL = "https://coverartarchive.org"
     /// The lowest MusicBrainz search score a result may have to be taken.
     public var minScore = 90
-    /// When an album whose lookup found nothing is looked up again.
-    public var recheckInterval: Duration = .seconds(604_800)
     /// The archive thumbnail to fetch (250, 500 or 1200), or nil for the original.
     public var thumbnail: Int?
 

@@ -3,33 +3,34 @@ import CoverdModel
 
 /// MusicBrainz's JSON answers, read as its API documents them. Anything else
 /// (not JSON, too deep, the wrong types) is an error that says what was wrong.
-enum MusicBrainzAnswer {
+/// `package`: the lookup fuzzer feeds it any bytes.
+package enum MusicBrainzAnswer {
     /// An answer that is not what the API documents.
-    struct Malformed: Error, Sendable, CustomStringConvertible {
-        var reason: String
-        var description: String { reason }
+    package struct Malformed: Error, Sendable, CustomStringConvertible {
+        package var reason: String
+        package var description: String { reason }
     }
 
     /// One release group a search found.
-    struct Candidate: Sendable, Equatable {
-        var id: MusicBrainzID
-        var score: Int
-        var title: String
+    package struct Candidate: Sendable, Equatable {
+        package var id: MusicBrainzID
+        package var score: Int
+        package var title: String
         /// The whole artist credit: each name followed by its join phrase.
-        var artist: String
+        package var artist: String
     }
 
     /// What a search answered: its usable results, and why others were passed over.
-    struct Search: Sendable, Equatable {
-        var candidates: [Candidate]
-        var skipped: [String]
+    package struct Search: Sendable, Equatable {
+        package var candidates: [Candidate]
+        package var skipped: [String]
     }
 
     /// Deep enough for every documented answer, shallow enough that a hostile one cannot recurse far.
     static let maxDepth = 32
 
     /// `/ws/2/release/<id>?inc=release-groups`: the id of the release's group.
-    static func releaseGroup(ofRelease bytes: [UInt8]) throws(Malformed) -> MusicBrainzID {
+    package static func releaseGroup(ofRelease bytes: [UInt8]) throws(Malformed) -> MusicBrainzID {
         let root = try object(try parse(bytes), "the release")
         guard let group = root["release-group"] else { throw Malformed(reason: "the release has no 'release-group'") }
         let members = try object(group.value, "'release-group'")
@@ -37,7 +38,7 @@ enum MusicBrainzAnswer {
     }
 
     /// `/ws/2/release-group/?query=…`: the groups found, with their scores.
-    static func releaseGroupSearch(_ bytes: [UInt8]) throws(Malformed) -> Search {
+    package static func releaseGroupSearch(_ bytes: [UInt8]) throws(Malformed) -> Search {
         let root = try object(try parse(bytes), "the search answer")
         guard let list = root["release-groups"] else { throw Malformed(reason: "the search answer has no 'release-groups'") }
         guard case .array(let elements) = list.value else {

@@ -9,6 +9,8 @@ struct MusicBrainzClient: Sendable {
     let pacer: RatePacer
     /// No documented answer comes near this; a hostile one stops here.
     static let answerLimit = 4 << 20
+    /// The longest request URL sent, as for a cover's (`CoverURL`).
+    static let longestURL = 4096
     /// Results asked of a search: the best few are all a match can be among.
     static let searchLimit = 10
 
@@ -32,8 +34,13 @@ struct MusicBrainzClient: Sendable {
     /// Release groups by `artist` titled `title`, as the search ranks them.
     func searchReleaseGroups(artist: String, title: String, base: String) async -> Result<MusicBrainzAnswer.Search, FetchFailure> {
         let query = LuceneQuery.percentEncoded(LuceneQuery.releaseGroup(artist: artist, title: title))
-        let what = "a search for \(artist) – \(title)"
-        switch await get("\(base)/ws/2/release-group/?query=\(query)&fmt=json&limit=\(Self.searchLimit)", what: what) {
+        let what = "a search for \(artist.prefix(80)) – \(title.prefix(80))"
+        let address = "\(base)/ws/2/release-group/?query=\(query)&fmt=json&limit=\(Self.searchLimit)"
+        guard address.utf8.count <= Self.longestURL else {
+            let message = "MusicBrainz: the artist and title are too long to search for (\(address.utf8.count) bytes in the URL, at most \(Self.longestURL))"
+            return .failure(FetchFailure(kind: .other, message: message))
+        }
+        switch await get(address, what: what) {
         case .failure(let failure):
             return .failure(failure)
         case .success(let bytes):
@@ -46,13 +53,15 @@ struct MusicBrainzClient: Sendable {
     }
 
     private func get(_ address: String, what: String) async -> Result<[UInt8], FetchFailure> {
-        guard let url = try? CoverURL(validating: address) else {
+        guard let url = try? CoverURL(validating: address, maxLength: Self.longestURL) else {
             return .failure(FetchFailure(kind: .other, message: "MusicBrainz: \(address) is not a valid http or https URL"))
         }
         do {
             try await pacer.turn()
-        } catch {
+        } catch is CancellationError {
             return .failure(FetchFailure(kind: .cancelled, message: "cancelled"))
+        } catch {
+            return .failure(FetchFailure(kind: .other, message: "MusicBrainz, \(what): waiting for a turn failed: \(error)"))
         }
         switch await fetcher.answer(url, limit: Self.answerLimit) {
         case .success(let bytes):
@@ -60,7 +69,7 @@ struct MusicBrainzClient: Sendable {
         case .failure(var failure):
             if failure.httpStatus == 503 || failure.httpStatus == 429 {
                 // Its rule is about the whole client: every waiting request backs off, not only this one.
-                await pacer.pause(for: max(failure.retryAfter ?? .seconds(1), .seconds(1)))
+                await pacer.pause(for: failure.retryAfter)
             }
             failure.message = "MusicBrainz, \(what): \(failure.message)"
             return .failure(failure)

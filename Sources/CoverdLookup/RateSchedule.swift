@@ -1,32 +1,31 @@
-/// When requests to a rate-limited origin may go: a generic cell rate
-/// algorithm, at most one per `interval` on average and up to `burst` at
-/// once. Pure arithmetic on instants, so tests drive it with their own times.
+/// When requests to a rate-limited origin may go: one at a time, at least
+/// `interval` apart, and none before a pause the origin asked for ends. Pure
+/// arithmetic on instants, so tests drive it with their own times.
 struct RateSchedule<Instant: InstantProtocol> where Instant.Duration == Duration {
     let interval: Duration
-    /// How far ahead of its turn on the average a request may go. A tenth of
-    /// an interval short of a full burst's worth, so that `burst + 1`
-    /// requests never fall within one interval even when the network evens
-    /// out their spacing on the way.
-    let tolerance: Duration
-    /// When the next request would go if requests kept exactly to the average.
-    private var theoretical: Instant?
+    /// The earliest instant the next request may go.
+    private(set) var next: Instant
 
-    init(interval: Duration, burst: Int) {
+    /// Starts as though a request had just gone at `start`: a process that
+    /// restarts (`Restart=on-failure`) soon after its last request keeps the
+    /// spacing across the restart.
+    init(interval: Duration, start: Instant) {
         self.interval = interval
-        tolerance = interval * max(burst - 1, 0) - (burst > 1 ? interval / 10 : .zero)
+        next = start.advanced(by: interval)
     }
 
-    /// Reserves the next turn for a request asked for at `now`; returns when it may go.
-    mutating func reserve(now: Instant) -> Instant {
-        let due = theoretical.map { max($0, now) } ?? now
-        let send = max(now, due.advanced(by: .zero - tolerance))
-        theoretical = max(due, send).advanced(by: interval)
-        return send
+    /// Whether a request may go at `now`.
+    func allows(_ now: Instant) -> Bool {
+        next <= now
     }
 
-    /// No request before `until`, and no burst right after it (the origin refused one: a 503).
+    /// A request went at `now`.
+    mutating func sent(at now: Instant) {
+        next = max(next, now.advanced(by: interval))
+    }
+
+    /// The origin refused a request for its rate (a 503): none goes before `until`.
     mutating func pause(until: Instant) {
-        let resumed = until.advanced(by: tolerance)
-        theoretical = theoretical.map { max($0, resumed) } ?? resumed
+        next = max(next, until)
     }
 }

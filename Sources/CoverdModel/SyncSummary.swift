@@ -5,14 +5,14 @@ public struct SyncSummary: Sendable, Equatable {
     public var pending: Int
     public var failed: Int
     /// Of the pending albums, those whose record has no `cover_url`: they wait for a lookup.
-    public var lookups: Int
+    public var awaitingLookup: Int
 
-    public init(albums: Int = 0, cached: Int = 0, pending: Int = 0, failed: Int = 0, lookups: Int = 0) {
+    public init(albums: Int = 0, cached: Int = 0, pending: Int = 0, failed: Int = 0, awaitingLookup: Int = 0) {
         self.albums = albums
         self.cached = cached
         self.pending = pending
         self.failed = failed
-        self.lookups = lookups
+        self.awaitingLookup = awaitingLookup
     }
 
     /// `<N> albums: <C> cached, <P> pending, <F> failed`, the contract's STATUS= format.

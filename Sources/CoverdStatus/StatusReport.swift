@@ -19,7 +19,7 @@ public struct StatusReport: Sendable {
             case .cached: summary.cached += 1
             case .pending:
                 summary.pending += 1
-                if row.coverURL == nil { summary.lookups += 1 }
+                if row.coverURL == nil { summary.awaitingLookup += 1 }
             case .failed: summary.failed += 1
             }
         }

@@ -61,7 +61,7 @@ public struct StatusText: Sendable {
     public func table() -> String {
         let summary = report.summary
         let rows = report.rows
-        var out = summary.line + (summary.lookups > 0 ? "; \(summary.lookups) waiting for a lookup" : "") + "\n"
+        var out = summary.line + (summary.awaitingLookup > 0 ? "; \(summary.awaitingLookup) waiting for a lookup" : "") + "\n"
         guard !rows.isEmpty else { return out }
         // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
         let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)

@@ -183,7 +183,7 @@ public final class CoverCoordinator: Sendable {
                 startFetch(id, url: url)
             case .lookUp(let id, let request):
                 startLookup(id, request: request)
-            case .cancelFetch(let id):
+            case .cancelAttempt(let id):
                 if !lookups.cancel(id) { fetcher.cancel(id) }
             case .stage(let request):
                 let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)

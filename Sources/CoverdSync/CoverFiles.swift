@@ -67,7 +67,7 @@ extension CoverFiles {
             switch effect {
             case .removeCover(let id): remove(id)
             case .discard(let temporary): discard(temporary)
-            case .fetch, .lookUp, .cancelFetch, .stage, .index, .post: return true
+            case .fetch, .lookUp, .cancelAttempt, .stage, .index, .post: return true
             }
             return false
         }

@@ -6,7 +6,8 @@ import Foundation
 /// One download, or one lookup, shared by every album with the same key.
 struct CoverJob {
     enum Phase: Equatable {
-        case fetching(FetchID)
+        /// Its download or lookup runs, under this attempt's id.
+        case inFlight(FetchID)
         case staging(FetchID)
         case waiting(until: Date, token: UInt64)
     }

@@ -13,7 +13,7 @@ enum JobKey: Hashable, Comparable, CustomStringConvertible {
         if let url = album.coverURL {
             self = .url(url)
         } else {
-            self = .lookup(LookupRequest(releaseID: album.releaseID, releaseGroupID: album.releaseGroupID, artist: album.artist, title: album.title))
+            self = .lookup(LookupRequest(album))
         }
     }
 

@@ -15,7 +15,7 @@ enum SyncEffect: Sendable {
     /// Find and download the cover of albums without a URL (`CoverLookup`).
     indirect case lookUp(FetchID, LookupRequest)
     /// Stop a fetch or a lookup.
-    case cancelFetch(FetchID)
+    case cancelAttempt(FetchID)
     /// Validate or convert a cover and write a temporary file for each album (off the coordinator's queue).
     indirect case stage(StageRequest)
     /// Delete `<id>.png`: its album left, its URL changed, or the file is corrupt.

@@ -40,6 +40,8 @@ public struct CoverFailed: BusMessage {
     public var url: CoverURL?
     /// The error; a lookup that found nothing says "no cover found" and what it tried.
     public var reason: String
+    /// A lookup asked everywhere and found no cover (no request failed).
+    public var nothingFound: Bool
     public var httpStatus: Int?
     public var duration: Duration?
     /// True when the album is now `failed`; false when it stays `pending` for a retry.
@@ -62,6 +64,7 @@ public struct CoversWaitingForRoom: BusMessage {
 /// the disk (by the check after the first scan, or on reload), from one
 /// decision step; each is fetched again.
 public struct CachedCoversLost: BusMessage {
+    /// One cover found missing or corrupt, and what was wrong with it.
     public struct Cover: Sendable {
         public var album: Album
         public var path: String

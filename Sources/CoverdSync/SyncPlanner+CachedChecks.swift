@@ -98,6 +98,7 @@ extension SyncPlanner {
         }
         entry.error = reason
         entry.stamp = nil
+        resolutions[id] = nil  // Found again, or not, by the attempt that follows.
         tracked.setState(&entry, .pending)
         tracked.put(entry)
         effects.append(.index(.upsert(row(for: id, now: now))))

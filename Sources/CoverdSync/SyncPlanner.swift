@@ -280,7 +280,7 @@ struct SyncPlanner {
     /// shares its last failure.
     mutating func attach(_ id: AlbumID, to key: JobKey, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
         guard var job = jobs[key] else {
-            let fetchID = newFetchID()
+            let fetchID = newAttemptID()
             if let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
                 let url = key.url ?? resolutions[sibling]?.url
             {
@@ -288,13 +288,13 @@ struct SyncPlanner {
                 effects.append(.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
             }
-            jobs[key] = CoverJob(key: key, waiters: [id], phase: .fetching(fetchID))
+            jobs[key] = CoverJob(key: key, waiters: [id], phase: .inFlight(fetchID))
             effects.append(start(key, fetchID))
             return
         }
         switch job.phase {
         case .staging: job.lateWaiters.insert(id)
-        case .fetching: job.waiters.insert(id)
+        case .inFlight: job.waiters.insert(id)
         case .waiting:
             job.waiters.insert(id)
             jobs[key] = job
@@ -322,14 +322,14 @@ struct SyncPlanner {
             return
         }
         jobs[key] = nil
-        if case .fetching(let fetchID) = job.phase { effects.append(.cancelFetch(fetchID)) }
+        if case .inFlight(let fetchID) = job.phase { effects.append(.cancelAttempt(fetchID)) }
     }
 
     /// Starts a waiting job now (a changed record, a reload).
     mutating func retryNow(_ key: JobKey, now: Date, effects: inout [SyncEffect]) {
         guard var job = jobs[key], case .waiting = job.phase else { return }
-        let fetchID = newFetchID()
-        job.phase = .fetching(fetchID)
+        let fetchID = newAttemptID()
+        job.phase = .inFlight(fetchID)
         job.attempts = 0
         jobs[key] = job
         effects.append(start(key, fetchID))
@@ -348,7 +348,7 @@ struct SyncPlanner {
     /// A download ended. Stale outcomes (a job cancelled or restarted since) are ignored.
     mutating func fetchFinished(_ fetchID: FetchID, url: CoverURL, outcome: FetchOutcome, now: Date) -> [SyncEffect] {
         let key = JobKey.url(url)
-        guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
+        guard var job = jobs[key], job.phase == .inFlight(fetchID) else { return [] }
         switch outcome {
         case .success(let body):
             job.phase = .staging(fetchID)
@@ -367,7 +367,7 @@ struct SyncPlanner {
     /// Stale outcomes are ignored.
     mutating func lookupFinished(_ fetchID: FetchID, request: LookupRequest, outcome: LookupOutcome, now: Date) -> [SyncEffect] {
         let key = JobKey.lookup(request)
-        guard var job = jobs[key], job.phase == .fetching(fetchID) else { return [] }
+        guard var job = jobs[key], job.phase == .inFlight(fetchID) else { return [] }
         var effects: [SyncEffect] = []
         switch outcome {
         case .found(let resolution, let body):
@@ -377,9 +377,13 @@ struct SyncPlanner {
             effects.append(.stage(StageRequest(
                 fetchID: fetchID, job: key, url: resolution.url, source: .download(body), albums: job.waiters.sorted())))
         case .notFound(let message):
+            job.resolution = nil  // An earlier attempt's find is no longer this job's.
+            jobs[key] = job
             fail(key, FailedAttempt(nothingFound: message), now: now, effects: &effects)
         case .failed(let failure):
             if failure.kind == .cancelled { return [] }
+            job.resolution = nil
+            jobs[key] = job
             fail(key, FailedAttempt(failure), now: now, effects: &effects)
         }
         return effects
@@ -392,8 +396,8 @@ struct SyncPlanner {
         job.lateWaiters = []
         if case .sourceUnavailable = failure {
             // The other album's copy is gone or bad: download instead.
-            let fetchID = newFetchID()
-            job.phase = .fetching(fetchID)
+            let fetchID = newAttemptID()
+            job.phase = .inFlight(fetchID)
             job.resolution = nil
             jobs[key] = job
             return [start(key, fetchID)]
@@ -498,8 +502,8 @@ struct SyncPlanner {
                 continue
             }
             job.storageBytes = nil
-            let fetchID = newFetchID()
-            job.phase = .fetching(fetchID)
+            let fetchID = newAttemptID()
+            job.phase = .inFlight(fetchID)
             jobs[entry.key] = job
             effects.append(start(entry.key, fetchID))
         }
@@ -560,6 +564,7 @@ struct SyncPlanner {
         retries.push(RetryHeap.Entry(due: due, key: key, token: token))
         for id in job.waiters.sorted() {
             guard var entry = tracked[id] else { continue }
+            resolutions[id] = nil  // What found its last cover, if it had one, is not what it shows now.
             entry.error = attempt.message
             entry.attempts = job.attempts
             entry.nextRetry = due
@@ -568,14 +573,15 @@ struct SyncPlanner {
             tracked.put(entry)
             effects.append(.index(.upsert(row(for: id, now: now))))
             effects.append(.post(CoverFailed(
-                album: entry.album, url: key.url ?? job.resolution?.url, reason: attempt.message, httpStatus: attempt.httpStatus, duration: attempt.duration,
+                album: entry.album, url: key.url ?? job.resolution?.url, reason: attempt.message, nothingFound: attempt.nothingFound,
+                httpStatus: attempt.httpStatus, duration: attempt.duration,
                 permanent: attempt.permanent, attempt: job.attempts, retryAt: due)))
         }
     }
 
     // MARK: Bookkeeping
 
-    mutating func newFetchID() -> FetchID {
+    mutating func newAttemptID() -> FetchID {
         nextFetch += 1
         return FetchID(nextFetch)
     }

@@ -39,7 +39,7 @@ struct TrackedAlbums {
     mutating func replaceAlbum(of entry: inout TrackedAlbum, with album: Album) {
         assert(entry.state != .cached || JobKey(entry.album) == JobKey(album), "a cached album's job changed")
         if entry.state == .pending, (entry.album.coverURL == nil) != (album.coverURL == nil) {
-            summary.lookups += album.coverURL == nil ? 1 : -1
+            summary.awaitingLookup += album.coverURL == nil ? 1 : -1
         }
         entry.album = album
     }
@@ -93,7 +93,7 @@ struct TrackedAlbums {
         case .cached: summary.cached += delta
         case .pending:
             summary.pending += delta
-            if lookup { summary.lookups += delta }
+            if lookup { summary.awaitingLookup += delta }
         case .failed: summary.failed += delta
         }
         summary.albums += delta

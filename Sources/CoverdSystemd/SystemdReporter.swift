@@ -118,7 +118,7 @@ public final class SystemdReporter: Sendable {
     private func line(_ state: State) -> String {
         let note = state.note ?? state.checking.map { "checking \($0) cached covers" }
         // Lookups wait for MusicBrainz's rate, one album a second: a large library says how many are left.
-        let lookups = state.summary.lookups > 0 ? "; \(state.summary.lookups) waiting for a lookup" : ""
+        let lookups = state.summary.awaitingLookup > 0 ? "; \(state.summary.awaitingLookup) waiting for a lookup" : ""
         return state.summary.line + lookups + (note.map { "; \($0)" } ?? "")
     }
 

@@ -5,37 +5,52 @@ import Testing
 struct RateScheduleTests {
     let start = ContinuousClock.now
 
-    func seconds(_ instant: ContinuousClock.Instant) -> Double {
-        let elapsed = instant - start
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    func at(_ seconds: Double) -> ContinuousClock.Instant {
+        start.advanced(by: .milliseconds(Int64(seconds * 1000)))
     }
 
-    @Test("Given many requests asked for at once, when scheduled at one a second with a burst of two, then no three fall within one second and they average one a second")
-    func burstThenOneASecond() {
-        var schedule = RateSchedule<ContinuousClock.Instant>(interval: .seconds(1), burst: 2)
-        let times = (0..<10).map { _ in seconds(schedule.reserve(now: start)) }
-        for index in 2..<times.count {
-            #expect(times[index] - times[index - 2] > 1.0, "\(times)")
+    @Test("Given a new schedule, when asked at once, then no request may go before one interval has passed, as though one had just gone")
+    func startsAsThoughOneHadJustGone() {
+        let schedule = RateSchedule(interval: .seconds(1), start: start)
+        #expect(!schedule.allows(start))
+        #expect(!schedule.allows(at(0.999)))
+        #expect(schedule.allows(at(1)))
+    }
+
+    @Test("Given requests sent whenever allowed, then each goes at least one interval after the one before")
+    func oneAtATimeAnIntervalApart() {
+        var schedule = RateSchedule(interval: .seconds(1), start: start)
+        var sent: [ContinuousClock.Instant] = []
+        var now = start
+        while sent.count < 5 {
+            if schedule.allows(now) {
+                schedule.sent(at: now)
+                sent.append(now)
+            }
+            now = now.advanced(by: .milliseconds(50))
         }
-        #expect(times[0] == 0 && times[1] < 1)
-        #expect(abs(times[9] - 8.1) < 0.001, "\(times)")
+        for (earlier, later) in zip(sent, sent.dropFirst()) {
+            #expect(later - earlier >= .seconds(1))
+        }
     }
 
-    @Test("Given a quiet spell, when requests come again, then the burst is available again but never three in one second")
-    func burstRefillsAfterQuiet() {
-        var schedule = RateSchedule<ContinuousClock.Instant>(interval: .seconds(1), burst: 2)
-        _ = schedule.reserve(now: start)
-        let later = start.advanced(by: .seconds(10))
-        let a = seconds(schedule.reserve(now: later)), b = seconds(schedule.reserve(now: later)), c = seconds(schedule.reserve(now: later))
-        #expect(a == 10 && b < 11 && c - a > 1.0, "\([a, b, c])")
+    @Test("Given a quiet spell, when a request comes, then it goes at once; and the next one still waits a full interval")
+    func noBurstAfterQuiet() {
+        var schedule = RateSchedule(interval: .seconds(1), start: start)
+        schedule.sent(at: at(1))
+        #expect(schedule.allows(at(10)))
+        schedule.sent(at: at(10))
+        #expect(!schedule.allows(at(10.5)))
+        #expect(schedule.allows(at(11)))
     }
 
-    @Test("Given a refusal (503), when paused, then nothing goes before the pause ends, and no burst right after it")
+    @Test("Given a refusal (503), when paused, then nothing goes before the pause ends, and a shorter pause later does not shorten it")
     func pauseHoldsEveryone() {
-        var schedule = RateSchedule<ContinuousClock.Instant>(interval: .seconds(1), burst: 2)
-        _ = schedule.reserve(now: start)
-        schedule.pause(until: start.advanced(by: .seconds(5)))
-        let a = seconds(schedule.reserve(now: start)), b = seconds(schedule.reserve(now: start))
-        #expect(a >= 5 && b - a >= 1.0, "\([a, b])")
+        var schedule = RateSchedule(interval: .seconds(1), start: start)
+        schedule.sent(at: at(1))
+        schedule.pause(until: at(6))
+        schedule.pause(until: at(3))
+        #expect(!schedule.allows(at(5.9)))
+        #expect(schedule.allows(at(6)))
     }
 }

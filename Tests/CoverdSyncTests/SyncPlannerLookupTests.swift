@@ -49,7 +49,7 @@ struct SyncPlannerLookupTests {
         // Then
         #expect(effects.lookUps.map(\.1) == [LookupRequest(releaseID: release, releaseGroupID: nil, artist: "A", title: "T")])
         #expect(effects.fetches.isEmpty)
-        #expect(planner.summary == SyncSummary(albums: 2, cached: 0, pending: 2, failed: 0, lookups: 2))
+        #expect(planner.summary == SyncSummary(albums: 2, cached: 0, pending: 2, failed: 0, awaitingLookup: 2))
     }
 
     @Test("Given a lookup that found a cover, when it is staged and committed, then both albums are cached with the source, the ids and the URL found")
@@ -67,7 +67,7 @@ struct SyncPlannerLookupTests {
         #expect(effects.rows.allSatisfy { $0.source == .release && $0.resolvedURL == found.string && $0.foundReleaseGroupID == group.rawValue })
         let cached = effects.posted(CoverCached.self)
         #expect(cached.map(\.url) == [found, found] && cached.allSatisfy { $0.source == .release })
-        #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0, lookups: 0))
+        #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0, awaitingLookup: 0))
     }
 
     @Test("Given a lookup that found nothing, when it ends, then the album fails with that error and is looked up again only after about the recheck interval")
@@ -97,7 +97,7 @@ struct SyncPlannerLookupTests {
 
         #expect(effects.rows.first?.state == .pending)
         #expect(effects.rows.first?.nextRetry == now.addingTimeInterval(7))
-        #expect(planner.summary.lookups == 1)
+        #expect(planner.summary.awaitingLookup == 1)
     }
 
     @Test("Given an album cached by a lookup in an earlier run, when the first scan sees it unchanged, then nothing is looked up and what was found is kept")
@@ -130,6 +130,6 @@ struct SyncPlannerLookupTests {
 
         #expect(effects.cancels == [start.0])
         #expect(effects.fetches.map(\.1) == [url])
-        #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0, lookups: 0))
+        #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0, awaitingLookup: 0))
     }
 }

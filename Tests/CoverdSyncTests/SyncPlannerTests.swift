@@ -40,7 +40,7 @@ final class FakeCoverFiles: CoverFiles {
 
 extension [SyncEffect] {
     var fetches: [(FetchID, CoverURL)] { compactMap { if case .fetch(let id, let url) = $0 { return (id, url) }; return nil } }
-    var cancels: [FetchID] { compactMap { if case .cancelFetch(let id) = $0 { return id }; return nil } }
+    var cancels: [FetchID] { compactMap { if case .cancelAttempt(let id) = $0 { return id }; return nil } }
     var stages: [StageRequest] { compactMap { if case .stage(let request) = $0 { return request }; return nil } }
     var rows: [IndexRow] { compactMap { if case .index(.upsert(let row)) = $0 { return row }; return nil } }
     var deletes: [AlbumID] { compactMap { if case .index(.delete(let id)) = $0 { return id }; return nil } }

@@ -19,27 +19,85 @@ public final class MusicBrainzServer: Sendable {
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        self.process = process
         // Three lines, in this order: "PORT mb <n>", "PORT caa <n>", "PORT images <n>".
-        var ports: [String: Int] = [:]
-        var line: [UInt8] = []
-        while ports.count < 3 {
-            let byte = output.fileHandleForReading.readData(ofLength: 1)
-            guard let first = byte.first else { throw TimedOut(what: "musicbrainz_server.py to print its ports", seconds: 0) }
-            guard first == 0x0A else {
-                line.append(first)
-                continue
-            }
-            let words = String(decoding: line, as: UTF8.self).split(separator: " ")
-            if words.count == 3, words[0] == "PORT", let port = Int(words[2]) { ports[String(words[1])] = port }
-            line = []
+        let ports: [String: Int]
+        do {
+            ports = try MusicBrainzServer.readPorts(from: output, of: process, timeout: MusicBrainzServer.startTimeout)
+        } catch {
+            // Not yet a server: deinit will not run, so stop the script here.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            throw error
         }
         guard let mb = ports["mb"], let caa = ports["caa"], let images = ports["images"] else {
-            throw TimedOut(what: "three ports from musicbrainz_server.py", seconds: 0)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+            throw ToolError(message: "musicbrainz_server.py printed ports for \(ports.keys.sorted()), not mb, caa and images")
         }
+        self.process = process
         musicBrainzPort = mb
         archivePort = caa
         imagesPort = images
+    }
+
+    /// How long the script may take to print its ports.
+    private static let startTimeout: Double = 30
+
+    /// Reads "PORT <origin> <n>" lines from the script's standard output until it has three, waiting at
+    /// most `timeout` seconds in all (poll(2) on the pipe, so a script that hangs cannot block the test).
+    /// Throws `TimedOut` when the time is up, `ToolError` when the script exits first.
+    private static func readPorts(from pipe: Pipe, of process: Process, timeout: Double) throws -> [String: Int] {
+        let fd = pipe.fileHandleForReading.fileDescriptor
+        let deadline = Date().addingTimeInterval(timeout)
+        var ports: [String: Int] = [:]
+        var line: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 256)
+        // The script ended (a bad fixture, a crash: its standard error is in the test's output).
+        func exited() -> ToolError {
+            let how = process.terminationReason == .uncaughtSignal ? "was killed by signal" : "exited with status"
+            return ToolError(
+                message: "musicbrainz_server.py \(how) \(process.terminationStatus) before printing its ports"
+                    + " (\(ports.count) of 3 printed)")
+        }
+        while ports.count < 3 {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else {
+                if !process.isRunning { throw exited() }
+                throw TimedOut(what: "musicbrainz_server.py to print its ports (it was killed)", seconds: timeout)
+            }
+            var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, Int32(min(left, 1) * 1000) + 1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                throw ToolError(message: "poll(2) on musicbrainz_server.py's output failed: errno \(errno)")
+            }
+            if ready == 0 {
+                // Nothing to read: if the script is gone, nothing will come.
+                if !process.isRunning { throw exited() }
+                continue
+            }
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                throw ToolError(message: "reading musicbrainz_server.py's output failed: errno \(errno)")
+            }
+            if count == 0 {
+                // End of file: the script has exited, or at least closed its standard output.
+                try? waitUntil("musicbrainz_server.py to exit", timeout: 5) { !process.isRunning }
+                if !process.isRunning { throw exited() }
+                throw ToolError(message: "musicbrainz_server.py closed its output before printing its ports")
+            }
+            for byte in buffer[0..<count] {
+                guard byte == 0x0A else {
+                    line.append(byte)
+                    continue
+                }
+                let words = String(decoding: line, as: UTF8.self).split(separator: " ")
+                if words.count == 3, words[0] == "PORT", let port = Int(words[2]) { ports[String(words[1])] = port }
+                line = []
+            }
+        }
+        return ports
     }
 
     deinit {
@@ -75,6 +133,14 @@ public final class MusicBrainzServer: Sendable {
         /// The most MusicBrainz requests accepted within any one second.
         public var maxAcceptedInWindow: Int
         public var userAgents: [String]
+        /// When each MusicBrainz request the rate rule let through arrived (the server's monotonic
+        /// seconds, ascending), however it was answered: normally or with a hostile mode.
+        public var acceptedTimes: [Double]
+        /// The accepted MusicBrainz requests answered with a hostile mode (the same values as in
+        /// `acceptedTimes`); a hostile spec whose `times` are used up adds none.
+        public var hostileTimes: [Double]
+        /// The MusicBrainz requests the rate rule answered 503.
+        public var overRateTimes: [Double]
     }
 
     public func requests() throws -> Requests {
@@ -87,6 +153,7 @@ public final class MusicBrainzServer: Sendable {
         else { throw CocoaError(.fileReadCorruptFile) }
         return Requests(
             total: total, byOrigin: origins.compactMapValues { $0["total"] as? Int }, paths: paths, overRate: overRate,
-            maxAcceptedInWindow: maxAccepted, userAgents: agents)
+            maxAcceptedInWindow: maxAccepted, userAgents: agents, acceptedTimes: mb["accepted_times"] as? [Double] ?? [],
+            hostileTimes: mb["hostile_times"] as? [Double] ?? [], overRateTimes: mb["over_rate_times"] as? [Double] ?? [])
     }
 }

@@ -33,14 +33,30 @@ Control endpoints, on every port (they are not counted and not rate limited):
                 "max_accepted_in_window": N,          most accepted in any rolling window (1 s unless
                                                       options.rate_limit.window says otherwise)
                 "max_attempted_in_window": N,         the same over every MusicBrainz request
-                "window": 1.0, "accepted_times": [t, ...]},
+                "window": 1.0,
+                "accepted_times": [t, ...],           one per request the rate rule let through (the
+                                                      `accepted` ones), its arrival time, whatever it was
+                                                      answered: the normal answer (a 400 or 404 included)
+                                                      or a hostile mode
+                "hostile_times": [t, ...],            the accepted requests answered with a hostile mode
+                                                      (bad-id and silent included), the same t as in
+                                                      accepted_times; a spec whose `times` are used up
+                                                      adds none
+                "over_rate_times": [t, ...]},         the rate rule's 503s (`over_rate`), arrival times
          "user_agents": ["coverd/1.0 ( x )", ...],    every User-Agent seen, all origins ("" = none sent)
          "user_agent_counts": {"<ua>": N},
          "hostile": {"<origin>:<mode>": N},           hostile answers given
          "max_in_flight": N, "in_flight": N, "now": t, "origin": "<this port's origin>"}
-  GET|POST /__reset    forget every count, the seen User-Agents and the rate window
+       The three mb time lists are monotonic seconds, ascending, each request's arrival. The requests
+       answered normally are accepted_times less hostile_times; every MusicBrainz request is in
+       accepted_times or over_rate_times, except those refused for their User-Agent (only in
+       origins.mb.times). So "nothing went to MusicBrainz within Retry-After of the 503 at t" (t from
+       hostile_times or over_rate_times) reads: no accepted or over-rate time in (t, t + retry_after).
+  GET|POST /__reset    forget every count, the seen User-Agents and the rate window, and re-arm every
+                       hostile `times` (the next matching requests get the hostile answers again)
   POST /__fixtures     replace the fixtures with the JSON body (the format below); 400 with the
-                       reason when it is not valid, the old fixtures kept
+                       reason when it is not valid, the old fixtures kept. New fixtures start every
+                       `times` afresh; the counts and the rate window are kept (use /__reset)
   GET  /__fixtures     the ids loaded: {"releases": [...], "release_groups": [...]}
 
 MusicBrainz origin (all answers JSON with fmt=json or Accept: application/json; fmt= wins; without
@@ -77,9 +93,9 @@ either the real service answers XML, and so does this one, minimally; another Ac
       first, then fixture order -- a client that takes the top hit blindly gets the decoy.
   The rate rule (option rate_limit, default {"requests": 2, "window": 1.0}): a MusicBrainz request
       arriving while `requests` accepted ones lie within the last `window` seconds is answered
-      503 {"error": "Your requests are exceeding the allowable rate limit. ..."} with Retry-After: 1
-      and is not itself accepted. So at most 2 in any rolling second; "at most once a second on
-      average" with a little jitter passes, a burst of 3 does not.
+      503 {"error": "Your requests are exceeding the allowable rate limit. ..."} with Retry-After:
+      options.retry_after (default 1) and is not itself accepted. So at most 2 in any rolling
+      second; "at most once a second on average" with a little jitter passes, a burst of 3 does not.
   User-Agent: 403 {"error": ...} unless it reads "Application/version" or
       "Application/version ( contact )" (the contact non-empty), and Application is not a generic
       library's name (python-urllib, python-requests, curl, wget, java, go-http-client, libcurl, ...).
@@ -128,7 +144,9 @@ Fixtures (--fixtures FILE, or POST /__fixtures), JSON; every key optional:
      "caa_uppercase": "reject",      or "accept"
      "images_redirect": false,
      "huge_bytes": 52428800,         size of the "huge" hostile bodies
-     "deep_depth": 10000},           nesting of the "deep" hostile bodies
+     "deep_depth": 10000,            nesting of the "deep" hostile bodies
+     "retry_after": 1},              the Retry-After (whole seconds, 0 or more) sent with every 503 and
+                                     429: the rate rule's, the "503" mode's and status:429/status:503's
    "releases": [{
      "id": "<uuid>",                           required, lower-case
      "title": "A Night at the Opera",         required
@@ -153,8 +171,10 @@ Fixtures (--fixtures FILE, or POST /__fixtures), JSON; every key optional:
      "list_missing_thumbnails": true,         false: the index leaves out thumbnails that do not exist
      "cover_art_archive": {...},              overrides MusicBrainz's view of the archive (it may disagree)
      "search": true,                          false: left out of search results
-     "hostile": <mode> | {"mb": <mode>, "caa": <mode>, "images": <mode>}}],
-                                              (a bare mode applies on all three origins)
+     "hostile": <mode> | {"mb": <mode>, "caa": <mode>, "images": <mode>, "times": N}}],
+                                              a bare mode applies on all three origins, always; in
+                                              the object any origin may be left out (it answers
+                                              normally), and "times" (see below) counts per origin
    "release_groups": [{"id", "title", "primary_type": "Album", "secondary_types": [],
      "artist_credit": (default: its first release's), "first_release_date",
      "front_release": "<release id>" (default: its first release, in fixture order, with a front image),
@@ -166,8 +186,13 @@ Fixtures (--fixtures FILE, or POST /__fixtures), JSON; every key optional:
      "releases": [{"id", "title", "status"}]            (groups only),
      "score": 100,                            fixed score when it matches (default: computed)
      "always": false}],                       true: in every search of its entity, matching or not
-   "hostile_searches": [{"match": "Evil", "mode": "<mode>", "entity": "release"|"release-group"}]}
-                                              a search whose words contain `match` (folded) gets the mode
+   "hostile_searches": [{"match": "Evil", "mode": "<mode>", "entity": "release"|"release-group",
+                         "times": N}]}
+                                              a search whose words contain `match` (folded) gets the
+                                              mode; entity left out: both; "times" (see below) counts
+                                              per rule. The first rule that matches and has times
+                                              left applies, so two rules with the same match play
+                                              one mode, then the other (503 once, then html once).
 
 Hostile modes (per origin for an id, or for a search; "<origin>:<mode>" counted in /__requests):
   html            200 text/html page
@@ -182,9 +207,21 @@ Hostile modes (per origin for an id, or for a search; "<origin>:<mode>" counted 
   bad-id          the normal answer with invalid UUIDs as ids (and a 307 to such a path on the archive)
   redirect-file   307 to file:///etc/passwd
   redirect-ftp    307 to ftp://127.0.0.1:<images port>/cover.jpg
-  503             503 with Retry-After: 1, always
-  status:<code>   that status (Retry-After: 1 for 429 and 503)
+  503             503 {"error": "Service Temporarily Unavailable"} with Retry-After (options.retry_after)
+  status:<code>   that status, {"error": "status <code>"} (with Retry-After, options.retry_after, for
+                  429 and 503)
   silent          read the request, never answer
+
+"times": N (a whole number, 0 or more; left out: always) on a hostile spec gives its mode to the
+first N requests that match it, then the normal answer to every later one -- a service that fails
+N times, then recovers. Only requests that would have got the mode count: on MusicBrainz that is
+after the User-Agent check and the rate rule (a refused request uses up nothing), and for a lookup
+after the id is known to exist; on the archive and the image host, where the mode would play. For
+an id, each origin counts on its own: {"mb": "503", "caa": "html", "times": 1} plays one 503 on
+MusicBrainz and one html page on the archive (a release and its group count apart, too); for a
+search, each rule counts its own. The counts start afresh at /__reset and with new fixtures.
+Examples: {"id": ..., "hostile": {"mb": "503", "times": 2}} -- two 503s to that release's lookups,
+then the release; {"match": "Evil", "mode": "status:503", "entity": "release-group", "times": 1}.
 """
 import argparse
 import base64
@@ -357,16 +394,29 @@ def credit_string(credit):
 
 
 def hostile_spec(value, where):
+    """{origin: mode, ..., "times": N or None}: a bare mode applies on all three origins, always."""
     if value is None:
-        return {}
+        return {"times": None}
     spec = {"mb": value, "caa": value, "images": value} if isinstance(value, str) else value
     if not isinstance(spec, dict):
-        raise FixtureError(f"{where}: hostile is a mode or {{origin: mode}}")
+        raise FixtureError(f"{where}: hostile is a mode or {{origin: mode, ..., \"times\": N}}")
+    spec = dict(spec)
+    times = check_times(spec.pop("times", None), f"{where}.hostile")
     for origin, mode in spec.items():
         if origin not in ("mb", "caa", "images"):
             raise FixtureError(f"{where}: hostile origin {origin!r} is not mb, caa or images")
         check_mode(mode, where)
+    if times is not None and not spec:
+        raise FixtureError(f"{where}: hostile has times but no origin's mode")
+    spec["times"] = times
     return spec
+
+
+def check_times(times, where):
+    """None (always) or how many matching requests get the hostile answer."""
+    if times is None or (isinstance(times, int) and not isinstance(times, bool) and times >= 0):
+        return times
+    raise FixtureError(f"{where}: times is a whole number of requests, 0 or more (left out: always)")
 
 
 def check_mode(mode, where):
@@ -383,7 +433,7 @@ class Catalogue:
             raise FixtureError("the fixtures are a JSON object")
         options = {"rate_limit": {"requests": 2, "window": 1.0}, "caa_index": "direct", "index_urls": "archive",
                    "missing_thumbnail_404_at": "images", "caa_uppercase": "reject", "images_redirect": False,
-                   "huge_bytes": 50 * 1024 * 1024, "deep_depth": 10000}
+                   "huge_bytes": 50 * 1024 * 1024, "deep_depth": 10000, "retry_after": 1}
         given = data.get("options") or {}
         unknown = set(given) - set(options)
         if unknown:
@@ -393,6 +443,9 @@ class Catalogue:
         if rate is not None and not (isinstance(rate, dict) and isinstance(rate.get("requests"), int)
                                      and isinstance(rate.get("window"), (int, float))):
             raise FixtureError("rate_limit is null or {\"requests\": N, \"window\": seconds}")
+        retry_after = options["retry_after"]
+        if not (isinstance(retry_after, int) and not isinstance(retry_after, bool) and retry_after >= 0):
+            raise FixtureError("retry_after is a whole number of seconds, 0 or more")
         for key, allowed in (("caa_index", ("direct", "redirect")), ("index_urls", ("archive", "images")),
                              ("missing_thumbnail_404_at", ("images", "archive")),
                              ("caa_uppercase", ("reject", "accept"))):
@@ -431,8 +484,12 @@ class Catalogue:
             check_mode(raw.get("mode"), where)
             if raw.get("entity") not in (None, "release", "release-group"):
                 raise FixtureError(f"{where}: entity is release or release-group")
+            unknown = set(raw) - {"match", "mode", "entity", "times"}
+            if unknown:
+                raise FixtureError(f"{where}: unknown keys {sorted(unknown)}")
             self.hostile_searches.append({"match": " ".join(analyze(raw["match"])), "mode": raw["mode"],
-                                          "entity": raw.get("entity")})
+                                          "entity": raw.get("entity"), "times": check_times(raw.get("times"), where),
+                                          "key": ("search", position)})
         self.docs = {"release": self.release_docs(), "release-group": self.group_docs()}
 
     @staticmethod
@@ -466,7 +523,7 @@ class Catalogue:
         if gid not in self.groups:
             self.groups[gid] = {"id": gid, "title": raw["title"], "primary_type": "Album", "secondary_types": [],
                                 "credit": credit, "first_release_date": None, "front_release": None,
-                                "search": True, "hostile": {}}
+                                "search": True, "hostile": {"times": None}}
             self.group_order.append(gid)
         front = raw.get("front", True)
         back = raw.get("back", False)
@@ -832,6 +889,9 @@ class State:
         self.hostile = {}
         self.accepted = []
         self.attempted = []
+        self.hostile_times = []
+        self.over_rate_times = []
+        self.hostile_used = {}
         self.over_rate = 0
         self.refused_agent = 0
         self.max_accepted = 0
@@ -856,7 +916,7 @@ class State:
         return float(rate["window"]) if rate else 1.0
 
     def admit(self):
-        """The rate rule: True when the request is accepted."""
+        """The rate rule: the request's time (in accepted_times) when it is accepted, else None."""
         with self.lock:
             now = time.monotonic()
             window = self.window()
@@ -865,19 +925,34 @@ class State:
             rate = self.catalogue.options["rate_limit"]
             if rate and sum(1 for t in self.accepted if now - t < window) >= rate["requests"]:
                 self.over_rate += 1
-                return False
+                self.over_rate_times.append(now)
+                return None
             self.accepted.append(now)
             self.max_accepted = max(self.max_accepted, sum(1 for t in self.accepted if now - t < window))
+            return now
+
+    def take_hostile(self, key, times):
+        """Whether a request that matches a hostile spec gets its mode: always when times is None,
+        else only the first `times` (counted per key, until /__reset or new fixtures)."""
+        if times is None:
+            return True
+        with self.lock:
+            used = self.hostile_used.get(key, 0)
+            if used >= times:
+                return False
+            self.hostile_used[key] = used + 1
             return True
 
     def refuse_agent(self):
         with self.lock:
             self.refused_agent += 1
 
-    def note_hostile(self, origin, mode):
+    def note_hostile(self, origin, mode, accepted_at=None):
         with self.lock:
             key = f"{origin}:{mode}"
             self.hostile[key] = self.hostile.get(key, 0) + 1
+            if origin == "mb" and accepted_at is not None:
+                self.hostile_times.append(accepted_at)
 
     def report(self, origin):
         with self.lock:
@@ -898,7 +973,8 @@ class State:
                 "mb": {"accepted": len(self.accepted), "over_rate": self.over_rate,
                        "refused_user_agent": self.refused_agent, "max_accepted_in_window": self.max_accepted,
                        "max_attempted_in_window": self.max_attempted, "window": self.window(),
-                       "accepted_times": list(self.accepted)},
+                       "accepted_times": list(self.accepted), "hostile_times": sorted(self.hostile_times),
+                       "over_rate_times": list(self.over_rate_times)},
                 "user_agents": sorted(self.agents), "user_agent_counts": dict(self.agents),
                 "hostile": dict(self.hostile), "max_in_flight": self.max_in_flight, "in_flight": self.in_flight,
                 "now": time.monotonic(),
@@ -912,6 +988,7 @@ def load_fixtures(data, base_dir):
     catalogue = Catalogue(data, base_dir)
     with STATE.lock:
         STATE.catalogue = catalogue
+        STATE.hostile_used = {}  # new fixtures: every `times` starts afresh
     return catalogue
 
 
@@ -938,6 +1015,7 @@ class Handler(BaseHTTPRequestHandler):
         if split.path.startswith("/__"):
             return self.control(split.path, body)
         agent = self.headers.get("User-Agent", "")
+        self.accepted_at = None  # set by the rate rule (MusicBrainz only)
         STATE.count(self.origin, split.path, self.path, agent)
         try:
             self.catalogue = STATE.catalogue
@@ -1007,10 +1085,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def hostile(self, mode, kind):
         """Plays a hostile mode; returns False for "bad-id", which the normal answer carries out."""
+        STATE.note_hostile(self.origin, mode, self.accepted_at)
         if mode == "bad-id":
-            STATE.note_hostile(self.origin, mode)
             return False
-        STATE.note_hostile(self.origin, mode)
         options = self.catalogue.options
         if mode == "html":
             self.send(200, b"<!DOCTYPE html><html><head><title>Maintenance</title></head>"
@@ -1039,14 +1116,27 @@ class Handler(BaseHTTPRequestHandler):
         elif mode == "redirect-ftp":
             self.redirect(f"ftp://127.0.0.1:{PORTS['images']}/cover.jpg")
         elif mode == "503":
-            self.send_json(503, {"error": "Service Temporarily Unavailable"}, {"Retry-After": "1"})
+            self.send_json(503, {"error": "Service Temporarily Unavailable"}, self.retry_after())
         elif mode.startswith("status:"):
             code = int(mode.split(":")[1])
-            self.send_json(code, {"error": f"status {code}"}, {"Retry-After": "1"} if code in (429, 503) else None)
+            self.send_json(code, {"error": f"status {code}"}, self.retry_after() if code in (429, 503) else None)
         elif mode == "silent":
             STOP.wait(3600)
             self.close_connection = True
         return True
+
+    def retry_after(self):
+        return {"Retry-After": str(self.catalogue.options["retry_after"])}
+
+    def hostile_mode(self, owner, entity):
+        """The mode `owner` (a release or group, or None) plays on this origin for this request, or
+        None: none set, or its `times` used up. Call it only where the hostile answer would be given."""
+        if owner is None:
+            return None
+        mode = owner["hostile"].get(self.origin)
+        if mode and STATE.take_hostile((entity, owner["id"], self.origin), owner["hostile"]["times"]):
+            return mode
+        return None
 
     def stream_huge(self, mode, kind, total):
         if kind in ("image", "caa-front"):
@@ -1143,8 +1233,9 @@ class MusicBrainzHandler(Handler):
             STATE.refuse_agent()
             return self.send_json(403, {"error": "A meaningful User-Agent is required: "
                                                  "Application/version ( contact-url-or-email )", "help": MB_HELP})
-        if not STATE.admit():
-            return self.send_json(503, {"error": RATE_MESSAGE}, {"Retry-After": "1"})
+        self.accepted_at = STATE.admit()
+        if self.accepted_at is None:
+            return self.send_json(503, {"error": RATE_MESSAGE}, self.retry_after())
         params = urllib.parse.parse_qs(split.query, keep_blank_values=True)
         self.xml = self.wants_xml(params)
         if self.xml is None:
@@ -1202,7 +1293,7 @@ class MusicBrainzHandler(Handler):
         item = table.get(mbid)
         if item is None:
             return self.error(404, "Not Found")
-        mode = item["hostile"].get("mb")
+        mode = self.hostile_mode(item, entity)
         bad = False
         if mode:
             if self.hostile(mode, entity):
@@ -1230,7 +1321,8 @@ class MusicBrainzHandler(Handler):
         kind = "search-" + entity
         words = " ".join(query_words(node))
         for rule in self.catalogue.hostile_searches:
-            if rule["entity"] in (None, entity) and rule["match"] and rule["match"] in words:
+            if rule["entity"] in (None, entity) and rule["match"] and rule["match"] in words \
+                    and STATE.take_hostile(rule["key"], rule["times"]):
                 if self.hostile(rule["mode"], kind):
                     return None
                 return self.search_answer(entity, node, limit, offset, bad=True)
@@ -1448,13 +1540,13 @@ class ArchiveHandler(Handler):
             release = self.catalogue.releases.get(group["front_release"]) if group and group["front_release"] else None
             if group is None or release is None or not release["caa"]:
                 return self.send_text(404, f"No cover art found for release group {mbid}\n")
-            owner = group
+            owner, owner_entity = group, "release-group"
             if filename and not filename.startswith("front"):
                 return self.send_text(400, f"{filename} not supported for release groups.\n")
         else:
             release = self.catalogue.releases.get(mbid)
-            owner = release
-        mode = owner["hostile"].get("caa") if owner else None
+            owner, owner_entity = release, "release"
+        mode = self.hostile_mode(owner, owner_entity)
         bad = False
         if mode:
             if self.hostile(mode, "caa-index" if not filename else "caa-front"):
@@ -1509,8 +1601,8 @@ class ImageHostHandler(Handler):
         if release is None or not release["caa"]:
             return self.not_found()
         filename = match.group(3)
-        mode = release["hostile"].get("images")
         if filename == "index.json":
+            mode = self.hostile_mode(release, "release")
             if mode and self.hostile(mode, "caa-index"):
                 return None
             return self.send_json(200, caa_index(self.catalogue, release, bool(mode)))
@@ -1527,6 +1619,7 @@ class ImageHostHandler(Handler):
             data = None
         if data is None:
             return self.not_found()
+        mode = self.hostile_mode(release, "release")
         if mode and self.hostile(mode, "image"):
             return None
         return self.send(200, data, sniff(data)[0])
