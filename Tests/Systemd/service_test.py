@@ -5,8 +5,11 @@ Run by scripts/test-systemd.sh as root inside a private mount namespace
 (`unshare --mount`): /run/systemd, /run/log and /run/user become tmpfs, a fresh
 directory is bind-mounted over root's home (the checkout, if it lives there,
 is mounted back at its own path: private_home.py), journald and the user
-manager are started, and `make install` puts coverd into that home. Each check
-prints "ok - ..." or "FAIL - ..."; the exit status is the number of failures.
+manager are started, and `make install` puts coverd into that home. Covers come
+from Tests/Support/cover_server.py on loopback, and lookups (albums without
+cover_url) from Tests/Support/musicbrainz_server.py, the stand-in for
+MusicBrainz and the Cover Art Archive, named in the service's [sources]. Each
+check prints "ok - ..." or "FAIL - ..."; the exit status is the number of failures.
 """
 import json
 import os
@@ -16,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from private_home import cover_home, is_within, uncover_home
@@ -59,6 +63,8 @@ def show(*properties):
     return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
 
 
+# By SYSLOG_IDENTIFIER, not `journalctl --user -u coverd`: started by hand, outside user@0.service's cgroup,
+# this user manager's units reach journald as _SYSTEMD_UNIT=coverd.service, with no _SYSTEMD_USER_UNIT to match.
 def journal():
     out = run(["journalctl", "--no-pager", "-o", "json", "SYSLOG_IDENTIFIER=coverd"], check_status=False).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -66,6 +72,32 @@ def journal():
 
 def coverd(*args):
     return run([os.path.join(HOME, ".local/bin/coverd"), *args], check_status=False)
+
+
+def read_ports(process, what, count, timeout=30):
+    """The "PORT <origin> <n>" lines a stand-in prints once it listens, as {origin: n}. A thread reads
+    its stdout to the end, so whatever it prints later cannot fill the pipe and stall it."""
+    lines = []
+
+    def drain():
+        for line in process.stdout:
+            lines.append(line)
+    threading.Thread(target=drain, daemon=True).start()
+    wait_until(f"{what} to print {count} ports", lambda: len(lines) >= count or process.poll() is not None, timeout=timeout)
+    ports = {fields[1]: int(fields[2]) for fields in (line.split() for line in lines[:count])
+             if len(fields) == 3 and fields[0] == "PORT"}
+    if len(ports) != count:
+        raise RuntimeError(f"{what} printed {lines!r} (exit status {process.poll()})")
+    return ports
+
+
+def set_keys(text, **values):
+    """The configuration text with each key's line (the installed file has each once) set to the string value."""
+    for key, value in values.items():
+        text, count = re.subn(rf"(?m)^{key} = .*$", lambda _: f'{key} = "{value}"', text)
+        if count != 1:
+            raise RuntimeError(f"{key} is in the configuration {count} times, not once")
+    return text
 
 
 # -- the private world ------------------------------------------------------
@@ -279,6 +311,85 @@ try:
     systemctl("reset-failed", "coverd")
     systemctl("start", "coverd")
     wait_until("StatusText all cached after the fix", lambda: show("StatusText")["StatusText"] == expected, timeout=60)
+
+    # -- finding covers by themselves ----------------------------------------------------
+    # MusicBrainz, the Cover Art Archive and its image host on loopback (Tests/Support/musicbrainz_server.py):
+    # one album by its release id, one by search, one that nothing knows.
+    def mbid(number):
+        return f"0000005d-0000-4000-8000-{number:012x}"
+    by_release, searched_release, searched_group, unknown = mbid(1), mbid(2), mbid(3), mbid(4)
+    fixtures = os.path.join(work, "musicbrainz-fixtures.json")
+    with open(fixtures, "w") as handle:
+        json.dump({"releases": [
+            {"id": by_release, "title": "Heroes", "artist_credit": "David Bowie", "image": {"generate": [300, 300]}},
+            {"id": searched_release, "title": "Parallel Lines", "artist_credit": "Blondie", "release_group": searched_group,
+             "image": {"generate": [200, 200]}},
+        ], "release_groups": [{"id": searched_group, "title": "Parallel Lines"}]}, handle)
+    lookup_server = subprocess.Popen(
+        ["/usr/bin/python3", "-u", os.path.join(TOP, "Tests/Support/musicbrainz_server.py"), "--fixtures", fixtures],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    PROCESSES.append(lookup_server)
+    ports = read_ports(lookup_server, "musicbrainz_server.py", 3)
+    musicbrainz, archive = f"http://127.0.0.1:{ports['mb']}", f"http://127.0.0.1:{ports['caa']}"
+    contact = "coverd-systemd-test@example.org"
+
+    # The service asks the stand-in once a reload has applied the new [sources] (its READY=1 after the rescan).
+    readies = sum(e.get("COVERD_EVENT") == "ready" for e in journal())
+    with open(config, "w") as handle:
+        handle.write(set_keys(good_config, musicbrainz_url=musicbrainz, coverartarchive_url=archive, contact=contact))
+    reloaded = systemctl("reload", "coverd", check_status=False)
+    if reloaded.returncode != 0:
+        raise RuntimeError(f"reload with the stand-in's [sources] failed: {reloaded.stderr}")
+    wait_until("the reload with the stand-in's [sources] to be ready",
+               lambda: sum(e.get("COVERD_EVENT") == "ready" for e in journal()) > readies, timeout=30)
+    lookups = [
+        {"title": "Heroes", "artist": "David Bowie", "mbid": by_release, "id": "heroes"},
+        {"title": "Parallel Lines", "artist": "Blondie", "id": "parallel-lines"},
+        {"title": "Nowhere To Be Found", "artist": "The Unknowns", "mbid": unknown, "id": "nowhere"},
+    ]
+    temporary = os.path.join(records, ".lookups.json.tmp")
+    with open(temporary, "w") as handle:
+        json.dump(lookups, handle)
+    os.rename(temporary, os.path.join(records, "lookups.json"))
+    expected = "9 albums: 7 cached, 0 pending, 2 failed"
+    status_text = wait_until("StatusText to count the looked-up albums",
+                             lambda: show("StatusText")["StatusText"] == expected and expected, timeout=60)
+    status = coverd("status", "--json")
+    found = {album["id"]: album for album in json.loads(status.stdout)["albums"]} if status.returncode == 0 else {}
+    heroes = found.get("heroes", {})
+    check("Given an album with a release id and no cover_url, when the service looks it up, then the archive's front is cached",
+          status_text == expected and heroes.get("state") == "cached" and heroes.get("source") == "release"
+          and (heroes.get("resolved_url") or "").startswith(f"{archive}/release/{by_release}/")
+          and bool(heroes.get("path")) and os.path.isfile(heroes["path"]),
+          json.dumps(heroes) + status.stderr)
+
+    def entry(event, album):
+        matching = [e for e in journal() if e.get("_TRANSPORT") == "journal"
+                    and e.get("COVERD_EVENT") == event and e.get("COVERD_ALBUM_ID") == album]
+        return matching[-1] if matching else None
+    # The journal takes the lines on its own schedule: StatusText may be there first.
+    cached_by_release = wait_until("heroes' cover_cached entry", lambda: entry("cover_cached", "heroes"), timeout=30)
+    check("Given a cover found by its release id, when its cover_cached entry is read, then COVERD_SOURCE=release and COVERD_MBID is the id",
+          cached_by_release.get("COVERD_SOURCE") == "release" and cached_by_release.get("COVERD_MBID") == by_release
+          and cached_by_release.get("COVERD_URL", "").startswith(f"{archive}/release/{by_release}/"),
+          json.dumps(cached_by_release)[:800])
+    cached_by_search = wait_until("parallel-lines' cover_cached entry", lambda: entry("cover_cached", "parallel-lines"), timeout=30)
+    check("Given a cover found by search, when its cover_cached entry is read, then COVERD_SOURCE=search and COVERD_RELEASE_GROUP_MBID is the group",
+          cached_by_search.get("COVERD_SOURCE") == "search" and cached_by_search.get("COVERD_RELEASE_GROUP_MBID") == searched_group,
+          json.dumps(cached_by_search)[:800])
+    not_found = wait_until("nowhere's cover_failed entry", lambda: entry("cover_failed", "nowhere"), timeout=30)
+    check("Given an album found nowhere, when its cover_failed entry is read, then COVERD_LOOKUP=not_found and COVERD_ERROR begins 'no cover found'",
+          not_found.get("COVERD_LOOKUP") == "not_found" and not_found.get("COVERD_ERROR", "").startswith("no cover found")
+          and found.get("nowhere", {}).get("state") == "failed",
+          json.dumps(not_found)[:800])
+    seen = json.loads(run(["curl", "-s", f"{musicbrainz}/__requests"]).stdout)
+    check("Given the sandboxed service, when it asks the stand-in, then every request names coverd and the contact and none is over MusicBrainz's rate",
+          seen["total"] > 0 and all(agent.startswith("coverd/") and agent.endswith(f"( {contact} )") for agent in seen["user_agents"])
+          and seen["mb"]["over_rate"] == 0,
+          json.dumps({k: seen[k] for k in ("total", "user_agents", "mb")})[:800])
+    lookup_server.kill()
+    lookup_server.wait()
+    PROCESSES.remove(lookup_server)
 
     # -- stop -------------------------------------------------------------------------------
     stopped = systemctl("stop", "coverd", check_status=False)
