@@ -113,7 +113,12 @@ let package = Package(
         .testTarget(name: "CoverdSystemdTests", dependencies: ["CoverdBase", "CoverdLogging", "CoverdModel", "CoverdSync", "CoverdSystemd", .product(name: "Logging", package: "swift-log"), "CoverdTestSupport"]),
         .testTarget(name: "CoverdStatusTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
         .testTarget(name: "CoverdConfigTests", dependencies: ["CoverdBase", "CoverdConfig", "CoverdImages", "CoverdTestSupport"]),
-        .testTarget(name: "CoverdDaemonTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdConfig", "CoverdDaemon", "CoverdFetch", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdTestSupport"]),
+        .testTarget(
+            name: "CoverdDaemonTests",
+            dependencies: [
+                "CoverdBase", "CoverdCache", "CoverdConfig", "CoverdDaemon", "CoverdFetch", "CoverdModel", "CoverdRecords", "CoverdSync",
+                "CoverdTestSupport", .product(name: "Logging", package: "swift-log"), .product(name: "InMemoryLogging", package: "swift-log"),
+            ]),
         .testTarget(name: "EndToEndTests", dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdImages", "CoverdModel", "CoverdRecords", "CoverdSync", "CoverdSystemd", "CoverdTestSupport"]),
     ]
 )

@@ -1,30 +1,5 @@
 import CCurl
 
-/// Process-wide libcurl initialisation, done once before any handle exists.
-enum CurlGlobal {
-    private static let initialised: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
-
-    static func ensureInitialised() {
-        precondition(initialised == CURLE_OK, "curl_global_init failed: \(String(cString: curl_easy_strerror(initialised)))")
-    }
-
-    /// libcurl's compiled-in CA bundle path, if it has one.
-    static var defaultCABundle: String? {
-        guard let info = coverd_curl_version_info(), let path = info.pointee.cainfo else { return nil }
-        return String(cString: path)
-    }
-
-    static var version: String { String(cString: curl_version()) }
-}
-
-/// A libcurl setup call that failed; only a programming error or an option
-/// this libcurl lacks can cause it.
-struct CurlSetupError: Error, CustomStringConvertible {
-    var option: String
-    var code: CURLcode
-    var description: String { "curl option \(option): \(String(cString: curl_easy_strerror(code)))" }
-}
-
 /// Owns one easy handle; cleans it up in `deinit`. Used only on the transfer thread.
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
@@ -85,30 +60,5 @@ final class CurlEasy {
 
     private func check(_ code: CURLcode, _ name: String) throws(CurlSetupError) {
         guard code == CURLE_OK else { throw CurlSetupError(option: name, code: code) }
-    }
-}
-
-/// Owns one multi handle; cleans it up in `deinit` after every easy handle was removed.
-final class CurlMulti {
-    let handle: UnsafeMutableRawPointer
-
-    init(settings: FetchSettings) {
-        CurlGlobal.ensureInitialised()
-        guard let handle = curl_multi_init() else {
-            preconditionFailure("curl_multi_init failed: out of memory")
-        }
-        self.handle = handle
-        apply(settings)
-    }
-
-    deinit {
-        curl_multi_cleanup(handle)
-    }
-
-    /// Connection limits; the admission queue enforces the same numbers per transfer.
-    func apply(_ settings: FetchSettings) {
-        coverd_multi_setopt_long(handle, CURLMOPT_MAX_HOST_CONNECTIONS, settings.perHost)
-        coverd_multi_setopt_long(handle, CURLMOPT_MAX_TOTAL_CONNECTIONS, settings.concurrency)
-        coverd_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, max(settings.concurrency * 2, 8))
     }
 }

@@ -16,7 +16,18 @@ final class TransferLoop {
     private var admission: AdmissionQueue<Waiting>
     private var active: [FetchID: Transfer] = [:]
     private var origins: [FetchID: String] = [:]
-    private var waiting: Set<FetchID> = []
+    /// The completions of covers waiting for an admission slot. One cancelled
+    /// meanwhile is completed at once and left in the admission queue, where it
+    /// is skipped when its turn comes (finding it there would cost a search).
+    private var waiting: [FetchID: @Sendable (FetchOutcome) -> Void] = [:]
+    /// Answers started and not finished, and those waiting for room (`answerRoom`).
+    private var answersActive = 0
+    private var answersWaiting: [Waiting] = []
+    /// Answers running at once. Their callers pace them (one MusicBrainz request
+    /// in flight at a time), so one is held here only when a caller breaks that;
+    /// libcurl keeps this many connections spare beyond the covers' `concurrency`
+    /// (`CurlMulti.apply`), so an answer never waits inside libcurl behind covers.
+    static let answerRoom = 2
     private var pool: [CurlEasy] = []
     /// Bodies delivered but not yet consumed (written to a temporary file).
     private static let bodiesWaitingAllowance = 8
@@ -62,17 +73,17 @@ final class TransferLoop {
     private func handle(_ command: TransferCommand) {
         switch command {
         case .start(let id, let url, .cover, let completion):
-            waiting.insert(id)
+            waiting[id] = completion
             admission.enqueue(Waiting(id: id, url: url, limit: nil, completion: completion), origin: url.origin)
         case .start(let id, let url, .answer(let limit), let completion):
-            // Its caller paced it: started now, so that the caller's spacing is the server's.
-            begin(Waiting(id: id, url: url, limit: limit, completion: completion), admittedFrom: nil)
+            answersWaiting.append(Waiting(id: id, url: url, limit: limit, completion: completion))
         case .cancel(let id):
             if let transfer = active[id] {
                 finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled")))
-            } else if waiting.contains(id) {
-                // Left in the admission queue and skipped when its turn comes.
-                waiting.remove(id)
+            } else if let completion = waiting.removeValue(forKey: id) {
+                completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+            } else if let position = answersWaiting.firstIndex(where: { $0.id == id }) {
+                answersWaiting.remove(at: position).completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
             }
         case .settings(let newOptions):
             options = newOptions
@@ -90,14 +101,16 @@ final class TransferLoop {
     }
 
     private func startAdmitted() {
+        while answersActive < TransferLoop.answerRoom, !answersWaiting.isEmpty {
+            if begin(answersWaiting.removeFirst(), admittedFrom: nil) { answersActive += 1 }
+        }
         // A few bodies may wait for a worker while every transfer runs: enough
         // to keep the workers busy, few enough to bound memory.
         while bodiesInHand + admission.activeCount < admission.concurrency + TransferLoop.bodiesWaitingAllowance,
             let (next, origin) = admission.next().map({ ($0.item, $0.origin) })
         {
-            guard waiting.remove(next.id) != nil else {
-                admission.finished(origin: origin)  // Cancelled while it waited.
-                next.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
+            guard waiting.removeValue(forKey: next.id) != nil else {
+                admission.finished(origin: origin)  // Cancelled while it waited, and completed then.
                 continue
             }
             begin(next, admittedFrom: origin)
@@ -105,9 +118,10 @@ final class TransferLoop {
     }
 
     /// Adds `next` to the multi handle, or completes it with the reason it
-    /// could not start. `origin`: the admission queue's, for a cover; nil for
-    /// an answer, which holds no admission slot and no body budget.
-    private func begin(_ next: Waiting, admittedFrom origin: String?) {
+    /// could not start (false). `origin`: the admission queue's, for a cover;
+    /// nil for an answer, which holds no admission slot and no body budget.
+    @discardableResult
+    private func begin(_ next: Waiting, admittedFrom origin: String?) -> Bool {
         let easy = pool.popLast() ?? CurlEasy()
         let maxBytes = min(next.limit ?? options.settings.maxBytes, options.settings.maxBytes)
         let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, completion: next.completion)
@@ -123,10 +137,11 @@ final class TransferLoop {
             if let origin { admission.finished(origin: origin) }
             recycle(easy)
             next.completion(.failure(failure))
-            return
+            return false
         }
         active[next.id] = transfer
         if let origin { origins[next.id] = origin }
+        return true
     }
 
     private func collectFinished() {
@@ -152,6 +167,8 @@ final class TransferLoop {
             // A cover: its slot frees, and its body is held until consumed.
             admission.finished(origin: origin)
             if case .success = outcome { bodiesInHand += 1 }
+        } else {
+            answersActive -= 1
         }
         recycle(transfer.easy)
         transfer.completion(outcome)
@@ -182,9 +199,13 @@ final class TransferLoop {
         for transfer in Array(active.values) {
             finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
         }
-        for item in admission.removeWaiting(where: { _ in true }) {
+        // Only covers still waiting: a cancelled one was completed at its cancel.
+        for item in admission.removeWaiting(where: { _ in true }) where waiting.removeValue(forKey: item.id) != nil {
             item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
         }
-        waiting.removeAll()
+        for item in answersWaiting {
+            item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        }
+        answersWaiting = []
     }
 }

@@ -35,6 +35,9 @@ final class AwaitedFetcher: Sendable {
             await withCheckedContinuation { continuation in
                 // `completion` is called exactly once per fetch (CoverFetching), as a continuation must be resumed.
                 fetcher.fetch(id, url: url, purpose: purpose) { continuation.resume(returning: $0) }
+                // A cancel that came before the fetch was queued found nothing to cancel; the
+                // fetcher's commands are in order, so this one lands after the start.
+                if Task.isCancelled { fetcher.cancel(id) }
             }
         } onCancel: {
             fetcher.cancel(id)

@@ -16,8 +16,12 @@ import Synchronization
 /// `RatePacer`; the archive and its image host are limited only as every
 /// transfer is (`per_host`).
 ///
-/// Threading: `resolve` may run for many albums at once, each in its own task.
-public final class CoverLookup: Sendable {
+/// It runs in two parts (`CoverFinding`), so that a caller can keep the
+/// archive's lookups, which have no rate limit, apart from those waiting for
+/// MusicBrainz's pacer.
+///
+/// Threading: both parts may run for many albums at once, each in its own task.
+public final class CoverLookup: CoverFinding {
     private let fetcher: AwaitedFetcher
     private let musicBrainz: MusicBrainzClient
     private let settings: Mutex<LookupSettings>
@@ -38,35 +42,64 @@ public final class CoverLookup: Sendable {
         self.settings.withLock { $0 = settings }
     }
 
+    /// Both parts, in order: what a lookup does when nothing runs it in parts.
     public func resolve(_ request: LookupRequest) async -> LookupOutcome {
+        switch await atArchive(request) {
+        case .ended(let outcome): return outcome
+        case .needsMusicBrainz(let pending): return await withMusicBrainz(pending)
+        }
+    }
+
+    /// The archive's part: the front image of the record's release, then of
+    /// the release group the record gives. Asks MusicBrainz nothing, so it
+    /// never waits for its pacer.
+    public func atArchive(_ request: LookupRequest) async -> LookupStep {
         let settings = self.settings.withLock { $0 }
         var tried: [String] = []
-        var group = request.releaseGroupID
         if let release = request.releaseID {
             switch await front(.release(release), settings) {
             case .found(let url, let body):
-                return .found(Resolution(url: url, source: .release, releaseID: release, releaseGroupID: group), body)
+                return .ended(.found(Resolution(url: url, source: .release, releaseID: release, releaseGroupID: request.releaseGroupID), body))
             case .failed(let failure):
-                return .failed(failure)
+                return .ended(.failed(failure))
             case .missing:
-                tried.append("release \(release) has no front image")
-            }
-            if group == nil {
-                switch await musicBrainz.releaseGroup(ofRelease: release, base: settings.musicBrainzURL) {
-                case .success(let found?): group = found
-                case .success(nil): tried.append("MusicBrainz knows no release \(release)")
-                case .failure(let failure): return .failed(failure)
-                }
+                tried.append("the archive has no front image for release \(release)")
             }
         }
-        if let group {
+        if let group = request.releaseGroupID {
             switch await front(.releaseGroup(group), settings) {
             case .found(let url, let body):
-                return .found(Resolution(url: url, source: .releaseGroup, releaseID: request.releaseID, releaseGroupID: group), body)
+                return .ended(.found(Resolution(url: url, source: .releaseGroup, releaseID: request.releaseID, releaseGroupID: group), body))
             case .failed(let failure):
-                return .failed(failure)
+                return .ended(.failed(failure))
             case .missing:
-                tried.append("release group \(group) has no front image")
+                tried.append("the archive has no front image for release group \(group)")
+            }
+        }
+        return .needsMusicBrainz(PendingLookup(request: request, settings: settings, tried: tried))
+    }
+
+    /// MusicBrainz's part, each request waiting for its pacer: the release's
+    /// group when the record gave none, and its front image; then a search.
+    public func withMusicBrainz(_ pending: PendingLookup) async -> LookupOutcome {
+        let request = pending.request, settings = pending.settings
+        var tried = pending.tried
+        var group = request.releaseGroupID
+        if let release = request.releaseID, group == nil {
+            switch await musicBrainz.releaseGroup(ofRelease: release, base: settings.musicBrainzURL) {
+            case .success(let found?): group = found
+            case .success(nil): tried.append("MusicBrainz knows no release \(release)")
+            case .failure(let failure): return .failed(failure)
+            }
+            if let group {
+                switch await front(.releaseGroup(group), settings) {
+                case .found(let url, let body):
+                    return .found(Resolution(url: url, source: .releaseGroup, releaseID: release, releaseGroupID: group), body)
+                case .failed(let failure):
+                    return .failed(failure)
+                case .missing:
+                    tried.append("the archive has no front image for release group \(group)")
+                }
             }
         }
         let search: MusicBrainzAnswer.Search
@@ -76,7 +109,7 @@ public final class CoverLookup: Sendable {
         }
         let matches = Self.matches(in: search, for: request, minScore: settings.minScore)
         let untried = matches.filter { $0.id != group }
-        let searched = "a MusicBrainz search for \(request.artist) – \(request.title)"
+        let searched = "a MusicBrainz search for \(request.artist.prefix(80)) – \(request.title.prefix(80))"
         if matches.isEmpty {
             tried.append(
                 "\(searched) found \(search.candidates.count) release group(s), "
@@ -92,7 +125,7 @@ public final class CoverLookup: Sendable {
             case .failed(let failure):
                 return .failed(failure)
             case .missing:
-                tried.append("release group \(match.id), found by \(searched), has no front image")
+                tried.append("the archive has no front image for release group \(match.id), found by the search")
             }
         }
         return .notFound("no cover found: " + tried.joined(separator: "; "))

@@ -15,6 +15,9 @@ public struct LookupRequest: Sendable, Hashable {
         self.title = title
     }
 
+    /// Whether the record gives a MusicBrainz id: the archive is asked first, by it.
+    public var hasIDs: Bool { releaseID != nil || releaseGroupID != nil }
+
     /// The request that finds `album`'s cover from what its record says of it.
     public init(_ album: Album) {
         self.init(releaseID: album.releaseID, releaseGroupID: album.releaseGroupID, artist: album.artist, title: album.title)

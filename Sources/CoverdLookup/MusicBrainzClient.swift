@@ -63,16 +63,20 @@ struct MusicBrainzClient: Sendable {
         } catch {
             return .failure(FetchFailure(kind: .other, message: "MusicBrainz, \(what): waiting for a turn failed: \(error)"))
         }
-        switch await fetcher.answer(url, limit: Self.answerLimit) {
-        case .success(let bytes):
-            return .success(bytes)
-        case .failure(var failure):
-            if failure.httpStatus == 503 || failure.httpStatus == 429 {
-                // Its rule is about the whole client: every waiting request backs off, not only this one.
-                await pacer.pause(for: failure.retryAfter)
-            }
+        let answer = await fetcher.answer(url, limit: Self.answerLimit)
+        switch answer {
+        case .success:
+            await pacer.finished(.answered)
+        case .failure(let failure) where failure.httpStatus == 503 || failure.httpStatus == 429:
+            // Its rule is about the whole client: every waiting request backs off, not only this one.
+            await pacer.finished(.refused(retryAfter: failure.retryAfter))
+        case .failure(let failure):
+            await pacer.finished(failure.httpStatus == nil ? .unanswered : .answered)
+        }
+        return answer.mapError { failure in
+            var failure = failure
             failure.message = "MusicBrainz, \(what): \(failure.message)"
-            return .failure(failure)
+            return failure
         }
     }
 

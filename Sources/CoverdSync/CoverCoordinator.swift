@@ -52,12 +52,12 @@ public final class CoverCoordinator: Sendable {
     }
 
     public init(
-        bus: EventBus, fetcher: any CoverFetching, lookup: CoverLookup, index: CoverIndex, writer: IndexWriter,
+        bus: EventBus, fetcher: any CoverFetching, lookup: any CoverFinding, index: CoverIndex, writer: IndexWriter,
         store: CoverStore, settings: SyncSettings, flushes: FlushBatcher
     ) {
         self.bus = bus
         self.fetcher = fetcher
-        lookups = LookupRunner(lookup: lookup)
+        lookups = LookupRunner(finder: lookup)
         self.index = index
         self.writer = writer
         self.store = store

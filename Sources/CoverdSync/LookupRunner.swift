@@ -6,38 +6,50 @@ import Synchronization
 /// Runs the coordinator's lookups and hands each outcome to `deliver`
 /// exactly once (a cancelled lookup's as a cancelled failure).
 ///
-/// Lookups wait in two FIFO lanes, each with a bounded number running, so a
-/// library of thousands costs a queue entry each, not a task each. Albums with
-/// MusicBrainz ids start at the Cover Art Archive, which has no rate limit;
-/// albums without start with a search, which waits for MusicBrainz's pacer:
-/// apart, a long queue of searches never holds up the archive's lookups.
+/// A lookup runs in two parts (`CoverFinding`), each in its own FIFO lane
+/// with a bounded number running, so a library of thousands costs a queue
+/// entry each, not a task each. The archive's part waits for nothing; the
+/// part that asks MusicBrainz waits for its pacer. Apart, a long queue for
+/// MusicBrainz never holds up albums whose ids the archive answers.
 ///
 /// Threading: any thread may start or cancel. After `cancelAll` the runner
 /// is closed: what it held and what it is given later ends cancelled at
 /// once, so `waitUntilIdle` returns within a transfer's cancellation.
 /// `waitUntilIdle` must not be called from where `deliver` needs to run.
 final class LookupRunner: Sendable {
-    private struct Queued {
-        let id: FetchID
-        let request: LookupRequest
-        let deliver: @Sendable (LookupOutcome) -> Void
-    }
+    enum Lane: CaseIterable {
+        case archive, musicBrainz
 
-    private enum Lane: CaseIterable {
-        case archiveFirst, searchFirst
-
-        init(_ request: LookupRequest) {
-            self = request.releaseID == nil && request.releaseGroupID == nil ? .searchFirst : .archiveFirst
-        }
-
-        /// Enough at once to keep the fetcher's transfers busy; a search lane
-        /// needs only a few, as MusicBrainz takes one a second.
+        /// Enough archive parts at once to keep the fetcher's transfers busy
+        /// (each holds at most one); MusicBrainz takes one request at a time,
+        /// so its lane needs only a few, to overlap their archive requests.
         var width: Int {
             switch self {
-            case .archiveFirst: 64
-            case .searchFirst: 4
+            case .archive: 64
+            case .musicBrainz: 4
             }
         }
+    }
+
+    private enum Work: Sendable {
+        /// A new lookup: one with ids starts at the archive; one without has
+        /// nothing to ask it and goes on with MusicBrainz in the same task.
+        case start(LookupRequest)
+        /// A lookup the archive had nothing for, going on with MusicBrainz.
+        case resume(PendingLookup)
+
+        var lane: Lane {
+            switch self {
+            case .start(let request): request.hasIDs ? .archive : .musicBrainz
+            case .resume: .musicBrainz
+            }
+        }
+    }
+
+    private struct Queued: Sendable {
+        let id: FetchID
+        let work: Work
+        let deliver: @Sendable (LookupOutcome) -> Void
     }
 
     /// Ids in the order they came, read from `head`; a cancelled one stays
@@ -69,23 +81,21 @@ final class LookupRunner: Sendable {
         var closed = false
     }
 
-    private let lookup: CoverLookup
+    private let finder: any CoverFinding
     private let lanes = Mutex(Lanes())
     private let group = DispatchGroup()
     private static let cancelled = LookupOutcome.failed(FetchFailure(kind: .cancelled, message: "cancelled"))
 
-    init(lookup: CoverLookup) {
-        self.lookup = lookup
+    init(finder: any CoverFinding) {
+        self.finder = finder
     }
 
+    /// Queues the lookup `id` (unique among the lookups the runner holds).
     func start(_ id: FetchID, _ request: LookupRequest, deliver: @escaping @Sendable (LookupOutcome) -> Void) {
         group.enter()
         let accepted = lanes.withLock { lanes in
-            guard !lanes.closed else { return false }
-            lanes.queued[id] = Queued(id: id, request: request, deliver: deliver)
-            lanes.lines[Lane(request), default: Line()].append(id)
-            startDue(&lanes)
-            return true
+            precondition(lanes.queued[id] == nil && lanes.running[id] == nil, "lookup \(id) started twice")
+            return enqueue(Queued(id: id, work: .start(request), deliver: deliver), in: &lanes)
         }
         if !accepted { finish(deliver, Self.cancelled) }
     }
@@ -123,23 +133,60 @@ final class LookupRunner: Sendable {
         group.wait()
     }
 
-    /// Starts queued lookups while their lane has room. Under the lock: a
-    /// task is registered before it can end, so its own removal finds it.
+    /// How many lookups run in `lane` now (tests watch the widths hold).
+    func runningCount(_ lane: Lane) -> Int {
+        lanes.withLock { $0.runningCount[lane, default: 0] }
+    }
+
+    /// Queues `item` and starts what has room; false once the runner is closed.
+    private func enqueue(_ item: Queued, in lanes: inout Lanes) -> Bool {
+        guard !lanes.closed else { return false }
+        lanes.queued[item.id] = item
+        lanes.lines[item.work.lane, default: Line()].append(item.id)
+        startDue(&lanes)
+        return true
+    }
+
+    /// Starts queued work while its lane has room. Under the lock: a task
+    /// is registered before it can end, so its own removal finds it.
     private func startDue(_ lanes: inout Lanes) {
         for lane in Lane.allCases {
             while lanes.runningCount[lane, default: 0] < lane.width, let id = lanes.lines[lane]?.popFirst() {
                 guard let next = lanes.queued.removeValue(forKey: id) else { continue }  // cancelled while queued
                 lanes.runningCount[lane, default: 0] += 1
-                lanes.running[id] = Task { [lookup] in
-                    let outcome = await lookup.resolve(next.request)
-                    self.lanes.withLock { lanes in
+                lanes.running[id] = Task { [finder] in
+                    let ended = await Self.run(next.work, with: finder)
+                    let outcome: LookupOutcome? = self.lanes.withLock { lanes in
                         lanes.running[id] = nil
                         lanes.runningCount[lane, default: 1] -= 1
-                        if !lanes.closed { self.startDue(&lanes) }
+                        defer { if !lanes.closed { self.startDue(&lanes) } }
+                        switch ended {
+                        case .ended(let outcome):
+                            return outcome
+                        case .needsMusicBrainz where Task.isCancelled:
+                            return Self.cancelled
+                        case .needsMusicBrainz(let pending):
+                            let later = Queued(id: id, work: .resume(pending), deliver: next.deliver)
+                            return self.enqueue(later, in: &lanes) ? nil : Self.cancelled
+                        }
                     }
-                    self.finish(next.deliver, outcome)
+                    if let outcome { self.finish(next.deliver, outcome) }
                 }
             }
+        }
+    }
+
+    private static func run(_ work: Work, with finder: any CoverFinding) async -> LookupStep {
+        switch work {
+        case .start(let request) where work.lane == .archive:
+            return await finder.atArchive(request)
+        case .start(let request):
+            switch await finder.atArchive(request) {
+            case .ended(let outcome): return .ended(outcome)
+            case .needsMusicBrainz(let pending): return .ended(await finder.withMusicBrainz(pending))
+            }
+        case .resume(let pending):
+            return .ended(await finder.withMusicBrainz(pending))
         }
     }
 

@@ -537,7 +537,7 @@ struct SyncPlanner {
         let delay: Duration
         if attempt.nothingFound {
             // Spread out, so that thousands of albums looked up in one first sync are not looked up again all at once.
-            delay = policy.lookupRecheck * (0.9 + 0.2 * random())
+            delay = policy.lookupRecheck * (1.0 + 0.2 * random())
         } else if attempt.permanent {
             delay = policy.failedInterval
         } else if let retryAfter = attempt.retryAfter {

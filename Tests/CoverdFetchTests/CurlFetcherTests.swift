@@ -124,6 +124,96 @@ struct CurlFetcherTests {
         #expect(body.bytes == png)
     }
 
+    @Test("Given every cover slot held by a silent transfer, when an answer is asked of another origin, then it starts and completes at once")
+    func answersDoNotWaitBehindCovers() throws {
+        // Given: one transfer at once, taken by a cover that never ends
+        let directory = TestDirectory()
+        let covers = try CoverServer(root: directory.sub("covers"))
+        let service = try CoverServer(root: directory.sub("service"))
+        try service.serve(Array(#"{"ok": true}"#.utf8), at: "answer.json")
+        var settings = FetchSettings()
+        settings.concurrency = 1
+        settings.perHost = 1
+        let fetcher = try CurlFetcher(settings: settings)
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+        fetcher.fetch(FetchID(1), url: try CoverURL(validating: covers.url("fault/silent")), completion: outcomes.completion(FetchID(1), consumedBy: fetcher))
+        try waitUntil("the cover to hold its slot") { try covers.requests().inFlight == 1 }
+
+        // When
+        fetcher.fetch(FetchID(2), url: try CoverURL(validating: service.url("answer.json")), purpose: .answer(limit: 1024)) { outcome in
+            outcomes.completion(FetchID(2), consumedBy: fetcher)(outcome)
+        }
+
+        // Then
+        try waitUntil("the answer") { outcomes[FetchID(2)] != nil }
+        guard case .success(let body)? = outcomes[FetchID(2)] else {
+            Issue.record("expected the answer, got \(String(describing: outcomes[FetchID(2)]))")
+            return
+        }
+        #expect(body.bytes == Array(#"{"ok": true}"#.utf8))
+        #expect(outcomes[FetchID(1)] == nil, "the cover still holds its slot")
+    }
+
+    @Test("Given more answers than the body budget, none given back, when a cover is fetched, then it still starts: answers hold no budget")
+    func answersHoldNoBodyBudget() throws {
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        let png = PNGFixture.make(width: 16, height: 16, seed: 3)
+        try server.serve(png, at: "c.png")
+        try server.serve(Array("{}".utf8), at: "answer.json")
+        var settings = FetchSettings()
+        settings.concurrency = 1
+        let fetcher = try CurlFetcher(settings: settings)
+        defer { fetcher.shutdown() }
+        let answered = Mutex(0)
+        let cover = Mutex<FetchOutcome?>(nil)
+
+        // When: answers one after another (their callers take one at a time), their bodies never given back
+        for number in 0..<20 {
+            fetcher.fetch(FetchID(UInt64(number)), url: try CoverURL(validating: server.url("answer.json")), purpose: .answer(limit: 64)) { outcome in
+                if case .success = outcome { answered.withLock { $0 += 1 } }
+            }
+            try waitUntil("answer \(number)") { answered.withLock { $0 } == number + 1 }
+        }
+        fetcher.fetch(FetchID(100), url: try CoverURL(validating: server.url("c.png"))) { outcome in cover.withLock { $0 = outcome } }
+
+        // Then
+        try waitUntil("the cover") { cover.withLock { $0 } != nil }
+        guard case .success(let body)? = cover.withLock({ $0 }) else {
+            Issue.record("expected the cover, got \(String(describing: cover.withLock { $0 }))")
+            return
+        }
+        #expect(body.bytes == png)
+    }
+
+    @Test("Given a cover waiting for a slot, when cancelled, then it is completed as cancelled at once, not at its turn")
+    func cancelledWhileWaitingEndsAtOnce() throws {
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        var settings = FetchSettings()
+        settings.concurrency = 1
+        settings.perHost = 1
+        let fetcher = try CurlFetcher(settings: settings)
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+        fetcher.fetch(FetchID(1), url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(FetchID(1), consumedBy: fetcher))
+        fetcher.fetch(FetchID(2), url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(FetchID(2), consumedBy: fetcher))
+        try waitUntil("the first to hold the slot") { try server.requests().inFlight == 1 }
+
+        // When
+        fetcher.cancel(FetchID(2))
+
+        // Then
+        try waitUntil("the waiting one's outcome") { outcomes[FetchID(2)] != nil }
+        guard case .failure(let failure)? = outcomes[FetchID(2)] else {
+            Issue.record("expected a cancellation, got \(String(describing: outcomes[FetchID(2)]))")
+            return
+        }
+        #expect(failure.kind == .cancelled)
+        #expect(outcomes[FetchID(1)] == nil, "the first still runs")
+    }
+
     @Test("Given commands queued before the loop drains, when counted on the eventfd, then they woke it once, and a command after the drain wakes it again")
     func inboxCoalescesWakeUps() throws {
         // Given

@@ -1,4 +1,5 @@
 @testable import CoverdLookup
+import CoverdTestSupport
 import Testing
 
 /// The turns requests took, in the order they took them.
@@ -9,17 +10,6 @@ private actor Turns {
 
 @Suite("Rate pacer")
 struct RatePacerTests {
-    /// Waits for `condition`, polling, until `deadline` has passed.
-    func eventually(within deadline: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let end = clock.now.advanced(by: deadline)
-        while clock.now < end {
-            if await condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return await condition()
-    }
-
     @Test("Given five requests asking at once of a new pacer, when paced, then they go in the order they asked, the last no sooner than five intervals on")
     func inOrderAnIntervalApart() async throws {
         let created = ContinuousClock.now
@@ -30,6 +20,7 @@ struct RatePacerTests {
                 group.addTask {
                     try await pacer.turn()
                     await turns.took(number)
+                    await pacer.finished(.answered)
                 }
                 // Each asks once the one before has joined the queue or had its turn.
                 #expect(await eventually { await pacer.waiting + turns.taken.count == number + 1 })
@@ -63,22 +54,92 @@ struct RatePacerTests {
         #expect(await pacer.waiting == 0)
     }
 
-    @Test("Given a Retry-After of months, when paused, then the pause is held to an hour")
-    func hostilePauseIsClamped() async {
+    @Test("Given a Retry-After of months, when a request is refused, then every request is held back an hour, no more")
+    func hostilePauseIsClamped() async throws {
         let pacer = RatePacer(interval: .milliseconds(10))
-        let before = ContinuousClock.now
-        await pacer.pause(for: .seconds(9_999_999))
+        try await pacer.turn()
+        let refused = ContinuousClock.now
+
+        // When
+        await pacer.finished(.refused(retryAfter: .seconds(9_999_999)))
+
+        // Then
         let resumes = await pacer.nextTurn
-        #expect(resumes - before <= RatePacer.longestPause + .seconds(1))
-        #expect(resumes - before >= RatePacer.longestPause - .seconds(1))
+        #expect(resumes - refused <= RatePacer.longestPause + .seconds(1))
+        #expect(resumes - refused >= RatePacer.longestPause - .seconds(1))
     }
 
-    @Test("Given a pause, when a request asks during it, then it goes only after the pause")
-    func pauseDelaysTheNextTurn() async throws {
+    @Test("Given a request refused with Retry-After: 1, when the next asks at once, then it goes only after the pause")
+    func refusalDelaysTheNextTurn() async throws {
         let pacer = RatePacer(interval: .milliseconds(10))
-        let paused = ContinuousClock.now
-        await pacer.pause(for: .seconds(1))
         try await pacer.turn()
-        #expect(ContinuousClock.now - paused >= .seconds(1))
+        let refused = ContinuousClock.now
+
+        // When
+        await pacer.finished(.refused(retryAfter: .seconds(1)))
+        try await pacer.turn()
+
+        // Then
+        #expect(ContinuousClock.now - refused >= .seconds(1))
+    }
+
+    @Test("Given refusals in a row without a Retry-After, then each pauses twice as long as the one before, within an hour, and an answer starts again at a second")
+    func refusalsBackOffExponentially() {
+        #expect(RatePacer.pause(refusalsInARow: 1, retryAfter: nil) == .seconds(1))
+        #expect(RatePacer.pause(refusalsInARow: 2, retryAfter: nil) == .seconds(2))
+        #expect(RatePacer.pause(refusalsInARow: 4, retryAfter: nil) == .seconds(8))
+        #expect(RatePacer.pause(refusalsInARow: 40, retryAfter: nil) == RatePacer.longestPause)
+        #expect(RatePacer.pause(refusalsInARow: 3, retryAfter: .seconds(30)) == .seconds(30))
+        #expect(RatePacer.pause(refusalsInARow: 1, retryAfter: .zero) == .seconds(1))
+    }
+
+    @Test("Given a request in flight, when the next one's interval has passed, then it still goes only once the first has finished")
+    func oneInFlightAtATime() async throws {
+        let pacer = RatePacer(interval: .milliseconds(10))
+        let turns = Turns()
+        try await pacer.turn()
+        let second = Task {
+            try await pacer.turn()
+            await turns.took(2)
+        }
+        #expect(await eventually { await pacer.waiting == 1 })
+        // Well past the second's turn by the interval alone, where a pacer that ignored the first would let it go.
+        let due = await pacer.nextTurn.advanced(by: .milliseconds(50))
+        #expect(await eventually { ContinuousClock.now >= due })
+        #expect(await turns.taken.isEmpty)
+
+        // When
+        await pacer.finished(.answered)
+
+        // Then
+        try await second.value
+        #expect(await turns.taken.map(\.number) == [2])
+    }
+
+    @Test("Given three requests waiting behind one in flight, when the middle one is cancelled, then the others go in their order and the cancelled one never does")
+    func cancellingAMiddleWaiterKeepsTheOrder() async throws {
+        let pacer = RatePacer(interval: .milliseconds(10))
+        let turns = Turns()
+        try await pacer.turn()
+        var waiters: [Task<Void, any Error>] = []
+        for number in 1...3 {
+            waiters.append(Task {
+                try await pacer.turn()
+                await turns.took(number)
+                await pacer.finished(.answered)
+            })
+            #expect(await eventually { await pacer.waiting == number })
+        }
+
+        // When
+        waiters[1].cancel()
+        #expect(await eventually { await pacer.waiting == 2 })
+        await pacer.finished(.answered)
+
+        // Then
+        try await waiters[0].value
+        try await waiters[2].value
+        await #expect(throws: CancellationError.self) { try await waiters[1].value }
+        #expect(await turns.taken.map(\.number) == [1, 3])
     }
 }

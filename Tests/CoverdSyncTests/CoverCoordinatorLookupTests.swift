@@ -64,28 +64,6 @@ private struct CoordinatorWorld {
             id: AlbumID(validating: "held"), title: "Held", artist: "Artist", coverURL: nil,
             releaseID: MusicBrainzID("0d1e0a53-4a8c-4c55-9e6d-5b6b54c4e6e4"), record: directory.file("a.json"))
     }
-
-    /// Waits, polling, until `condition` holds or `seconds` pass. Asleep
-    /// between looks, so the lookups' tasks have the cooperative threads.
-    func eventually(_ seconds: Double = 20, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return condition()
-    }
-
-    /// Runs one of the coordinator's blocking calls on a thread of its own:
-    /// they wait for lookups, which need the cooperative threads a test runs on.
-    func blocking(_ call: @escaping @Sendable () -> Void) async {
-        await withCheckedContinuation { continuation in
-            Thread {
-                call()
-                continuation.resume()
-            }.start()
-        }
-    }
 }
 
 @Suite("Coordinator: bodies found by lookups")
@@ -95,16 +73,16 @@ struct CoverCoordinatorLookupTests {
         let world = try CoordinatorWorld()
         let album = try world.album()
         world.bus.post(AlbumsUpdated(albums: [album]))
-        #expect(await world.eventually { world.fetcher.waiting == 1 }, "the archive's front image asked for")
+        #expect(await eventually { world.fetcher.waiting == 1 }, "the archive's front image asked for")
 
         // When
         world.bus.post(AlbumsWithdrawn(albums: [album]))
-        await world.blocking { [coordinator = world.coordinator] in coordinator.drain() }
+        await blocking { [coordinator = world.coordinator] in coordinator.drain() }
         world.fetcher.deliver(PNGFixture.make())
 
         // Then
-        #expect(await world.eventually { world.fetcher.consumed.load(ordering: .relaxed) >= 1 })
-        await world.blocking { [coordinator = world.coordinator] in
+        #expect(await eventually { world.fetcher.consumed.load(ordering: .relaxed) >= 1 })
+        await blocking { [coordinator = world.coordinator] in
             coordinator.stop()
             coordinator.finish()
         }
@@ -115,12 +93,12 @@ struct CoverCoordinatorLookupTests {
     func foundAfterStopIsGivenBackOnce() async throws {
         let world = try CoordinatorWorld()
         world.bus.post(AlbumsUpdated(albums: [try world.album()]))
-        #expect(await world.eventually { world.fetcher.waiting == 1 })
+        #expect(await eventually { world.fetcher.waiting == 1 })
 
         // When
-        await world.blocking { [coordinator = world.coordinator] in coordinator.stop() }
+        await blocking { [coordinator = world.coordinator] in coordinator.stop() }
         world.fetcher.deliver(PNGFixture.make())
-        await world.blocking { [coordinator = world.coordinator] in coordinator.finish() }
+        await blocking { [coordinator = world.coordinator] in coordinator.finish() }
 
         // Then
         #expect(world.fetcher.consumed.load(ordering: .relaxed) == 1)

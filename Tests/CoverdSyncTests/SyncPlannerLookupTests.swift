@@ -70,7 +70,7 @@ struct SyncPlannerLookupTests {
         #expect(planner.summary == SyncSummary(albums: 2, cached: 2, pending: 0, failed: 0, awaitingLookup: 0))
     }
 
-    @Test("Given a lookup that found nothing, when it ends, then the album fails with that error and is looked up again only after about the recheck interval")
+    @Test("Given a lookup that found nothing, when it ends, then the album fails with that error and is looked up again after the recheck interval, never before")
     mutating func nothingFoundWaitsTheRecheck() throws {
         let start = try #require(steps.update([try album("x")], on: &planner, now: now).lookUps.first)
 
@@ -82,9 +82,10 @@ struct SyncPlannerLookupTests {
         #expect(row.state == .failed && row.error == "no cover found: a search found nothing")
         let week = RetryPolicy().lookupRecheck.seconds
         let due = try #require(row.nextRetry).timeIntervalSince(now)
-        #expect(due >= week * 0.9 && due <= week * 1.1, "\(due)")
+        #expect(due >= week && due <= week * 1.2, "\(due)")
         #expect(effects.posted(CoverFailed.self).first?.url == nil)
-        #expect(steps.timerFired(on: &planner, now: now.addingTimeInterval(week * 0.5)).lookUps.isEmpty)
+        #expect(effects.posted(CoverFailed.self).first?.nothingFound == true)
+        #expect(steps.timerFired(on: &planner, now: now.addingTimeInterval(week * 0.999)).lookUps.isEmpty)
         #expect(steps.timerFired(on: &planner, now: now.addingTimeInterval(week * 1.2)).lookUps.count == 1)
     }
 
@@ -131,5 +132,53 @@ struct SyncPlannerLookupTests {
         #expect(effects.cancels == [start.0])
         #expect(effects.fetches.map(\.1) == [url])
         #expect(planner.summary == SyncSummary(albums: 1, cached: 0, pending: 1, failed: 0, awaitingLookup: 0))
+    }
+
+    /// An album cached in an earlier run by a lookup through `group`.
+    mutating func cachedByLookup(_ x: Album) {
+        var row = IndexRow(album: x, state: .cached, updatedAt: now)
+        row.bytes = 100
+        row.fileMTime = 1
+        row.source = .releaseGroup
+        row.foundReleaseGroupID = group.rawValue
+        row.resolvedURL = found.string
+        planner.load([row])
+        _ = steps.update([x], on: &planner, now: now)
+    }
+
+    @Test("Given an album cached by a lookup, when its cover is lost and the new lookup finds nothing, then its row shows no source, no found ids and no URL")
+    mutating func lostCoverForgetsWhatFoundIt() throws {
+        let x = try album("x", mbid: release)
+        cachedByLookup(x)
+
+        // When
+        let lost = steps.settleChecked([x.id], verdicts: [CoverVerdict(.missing, stamp: nil)], on: &planner, now: now).effects
+        let start = try #require(lost.lookUps.first)
+        #expect(planner.row(for: x.id, now: now).source == nil, "what found the lost cover is not what the album shows")
+        let effects = planner.lookupFinished(start.0, request: start.1, outcome: .notFound("no cover found: nothing"), now: now)
+
+        // Then
+        let row = try #require(effects.rows.first)
+        #expect(row.state == .failed)
+        #expect(row.source == nil && row.foundReleaseGroupID == nil && row.resolvedURL == nil, "\(row)")
+        #expect(effects.posted(CoverFailed.self).first?.url == nil)
+    }
+
+    @Test("Given a lookup whose found image is not an image, when it fails, then the failure names the URL found; and when the next lookup fails, it names none")
+    mutating func failureNamesOnlyThisAttemptsURL() throws {
+        let start = try #require(steps.update([try album("x", mbid: release)], on: &planner, now: now).lookUps.first)
+        let resolution = Resolution(url: found, source: .release, releaseID: release, releaseGroupID: nil)
+        let stage = try #require(planner.lookupFinished(start.0, request: start.1, outcome: .found(resolution, body()), now: now).stages.first)
+
+        // When
+        let rejected = steps.staged(stage.fetchID, job: stage.job, result: .failure(.image(.notAnImage(.html))), on: &planner, now: now)
+
+        // Then
+        #expect(rejected.posted(CoverFailed.self).first?.url == found)
+        #expect(rejected.rows.first?.source == nil, "the album is not cached: nothing found it a cover")
+        let retry = try #require(steps.timerFired(on: &planner, now: now.addingTimeInterval(30 * 86_400)).lookUps.first)
+        let failure = FetchFailure(kind: .timeout, message: "MusicBrainz: timed out")
+        let timedOut = planner.lookupFinished(retry.0, request: retry.1, outcome: .failed(failure), now: now.addingTimeInterval(30 * 86_400))
+        #expect(timedOut.posted(CoverFailed.self).first?.url == nil)
     }
 }

@@ -288,6 +288,10 @@ struct LookupEndToEndTests {
         let seen = try world.services.requests()
         #expect(seen.overRate == 0)
         #expect(seen.maxAcceptedInWindow <= 2)
+        // A burst would show as requests a few milliseconds apart; the network's jitter never comes near half a second.
+        let gaps = zip(seen.acceptedTimes, seen.acceptedTimes.dropFirst()).map { $1 - $0 }
+        #expect(gaps.count >= 14 && gaps.allSatisfy { $0 >= 0.5 }, "\(gaps)")
+        #expect(gaps.reduce(0, +) / Double(max(gaps.count, 1)) >= 1.0, "at most one a second on average: \(gaps)")
         #expect(try daemon.stop() == 0)
     }
 

@@ -30,3 +30,26 @@ public func waitFor<T>(_ what: String, timeout: Double = 20, interval: Double = 
     guard let result else { throw TimedOut(what: what, seconds: timeout) }
     return result
 }
+
+/// Whether `condition` came to hold within `deadline`, re-checked every few
+/// milliseconds. For async tests: it sleeps between looks, so the tasks it
+/// waits for have the cooperative threads (a blocking wait could starve them).
+public func eventually(within deadline: Duration = .seconds(20), _ condition: () async -> Bool) async -> Bool {
+    let end = ContinuousClock.now.advanced(by: deadline)
+    while ContinuousClock.now < end {
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(2))
+    }
+    return await condition()
+}
+
+/// Runs a blocking call on a thread of its own and awaits it: calls that wait
+/// for tasks must not block a cooperative thread those tasks may need.
+public func blocking(_ call: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { continuation in
+        Thread {
+            call()
+            continuation.resume()
+        }.start()
+    }
+}
