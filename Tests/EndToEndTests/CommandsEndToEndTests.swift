@@ -43,9 +43,42 @@ struct CommandsEndToEndTests {
         #expect(try JSONRecordDecoder().decode(readBytes(directory.file("my-album.json")) ?? [], record: "x").albums.first?.title == "T2")
     }
 
+    @Test("Given coverd add without a cover URL but with MusicBrainz ids, when run, then the record holds the ids and no URL, to be looked up")
+    func addWithoutURL() throws {
+        let directory = TestDirectory()
+        let release = "0d1e0a53-4a8c-4c55-9e6d-5b6b54c4e6e4", group = "1b022e01-4da6-387b-8658-8678046e4cef"
+
+        // When
+        let result = try runCoverd([
+            "add", "--title", "T", "--artist", "A", "--mbid", release, "--release-group-mbid", group, "--id", "looked-up", "--records", directory.path,
+        ])
+
+        // Then
+        #expect(result.status == 0, "\(result.stderr)")
+        let album = try #require(try JSONRecordDecoder().decode(readBytes(directory.file("looked-up.json")) ?? [], record: "x").albums.first)
+        #expect(album.coverURL == nil)
+        #expect(album.releaseID?.rawValue == release && album.releaseGroupID?.rawValue == group)
+    }
+
+    @Test("Given lookups turned off, when coverd add has no cover URL, then it exits 64 saying to give one, and writes nothing")
+    func addWithoutURLWhenLookupsAreOff() throws {
+        let directory = TestDirectory()
+        let config = directory.file("coverd.toml")
+        try writeAtomically("[sources]\nlookup = false\n", to: config)
+
+        // When
+        let result = try runCoverd(["add", "--title", "T", "--artist", "A", "--config", config, "--records", directory.sub("albums")])
+
+        // Then
+        #expect(result.status == 64)
+        #expect(result.stderr.contains("--cover-url"), "\(result.stderr)")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: directory.sub("albums"))) ?? []).isEmpty)
+    }
+
     @Test("Given bad usage, when run, then coverd exits 64", arguments: [
         ["add", "--title", "T", "--artist", "A", "--cover-url", "ftp://e.com/c.png"],
         ["add", "--title", "T", "--artist", "A", "--cover-url", "https://e.com/c.png", "--id", "../x"],
+        ["add", "--title", "T", "--artist", "A", "--mbid", "not-a-uuid"],
         ["add", "--title", "T"],
         ["run", "--concurrency", "0"],
         ["run", "--log-level", "loud"],
