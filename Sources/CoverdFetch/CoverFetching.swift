@@ -14,6 +14,8 @@ public struct FetchedBody: Sendable {
     public var httpStatus: Int
     public var effectiveURL: String
     public var duration: Duration
+    /// When the (last) request went out, after name lookup, connection and TLS; nil when unknown.
+    public var requestSent: ContinuousClock.Instant?
 }
 
 /// Why a download did not produce a body, and whether trying again may help.
@@ -40,6 +42,8 @@ public struct FetchFailure: Error, Sendable, Equatable, CustomStringConvertible 
     /// The server's `Retry-After`, when it sent one with the final response.
     public var retryAfter: Duration?
     public var duration: Duration
+    /// When the request went out, if it did (see `FetchedBody.requestSent`).
+    public var requestSent: ContinuousClock.Instant?
 
     public init(kind: Kind, message: String, httpStatus: Int? = nil, retryAfter: Duration? = nil, duration: Duration = .zero) {
         self.kind = kind
@@ -74,8 +78,9 @@ public enum FetchPurpose: Sendable, Equatable {
     case cover
     /// A web service's small answer, at most `limit` bytes, which its caller
     /// paces (MusicBrainz's `RatePacer`) and reads at once: it starts when
-    /// asked, outside the admission limits and the body budget, so that the
-    /// caller's spacing is the spacing the server sees.
+    /// asked (a few at once; more wait their turn, FIFO), outside the covers'
+    /// admission limits and the body budget, so that the caller's spacing is
+    /// the spacing the server sees.
     case answer(limit: Int)
 }
 

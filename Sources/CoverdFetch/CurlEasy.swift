@@ -47,6 +47,13 @@ final class CurlEasy {
         return coverd_easy_getinfo_long(handle, key, &value) == CURLE_OK ? value : 0
     }
 
+    /// A time `key` reports in microseconds (the `_T` infos); nil when libcurl has none.
+    func info(microseconds key: CURLINFO) -> Duration? {
+        var value: curl_off_t = 0
+        guard coverd_easy_getinfo_off(handle, key, &value) == CURLE_OK, value > 0 else { return nil }
+        return .microseconds(value)
+    }
+
     func info(string key: CURLINFO) -> String? {
         var value: UnsafeMutablePointer<CChar>?
         guard coverd_easy_getinfo_string(handle, key, &value) == CURLE_OK, let value else { return nil }

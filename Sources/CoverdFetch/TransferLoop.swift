@@ -200,8 +200,10 @@ final class TransferLoop {
             finish(transfer, with: .failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
         }
         // Only covers still waiting: a cancelled one was completed at its cancel.
-        for item in admission.removeWaiting(where: { _ in true }) where waiting.removeValue(forKey: item.id) != nil {
-            item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+        for item in admission.removeWaiting(where: { _ in true }) {
+            if waiting.removeValue(forKey: item.id) != nil {
+                item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
+            }
         }
         for item in answersWaiting {
             item.completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))

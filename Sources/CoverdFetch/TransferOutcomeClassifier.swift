@@ -8,8 +8,21 @@ import Foundation
 struct TransferOutcomeClassifier {
     let settings: FetchSettings
 
-    /// Turns a finished transfer into its outcome.
+    /// Turns a finished transfer into its outcome, with when its request went
+    /// out (for a caller that paces an origin by what reaches it).
     func outcome(of transfer: Transfer, code: CURLcode, now: Date) -> FetchOutcome {
+        let sent = transfer.easy.info(microseconds: CURLINFO_PRETRANSFER_TIME_T).map { transfer.started + $0 }
+        switch classify(transfer, code: code, now: now) {
+        case .success(var body):
+            body.requestSent = sent
+            return .success(body)
+        case .failure(var failure):
+            failure.requestSent = sent
+            return .failure(failure)
+        }
+    }
+
+    private func classify(_ transfer: Transfer, code: CURLcode, now: Date) -> FetchOutcome {
         let duration = ContinuousClock.now - transfer.started
         let status = transfer.easy.info(long: CURLINFO_RESPONSE_CODE)
         let detail = transfer.errorText.isEmpty ? String(cString: curl_easy_strerror(code)) : transfer.errorText

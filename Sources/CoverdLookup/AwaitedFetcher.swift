@@ -20,11 +20,8 @@ final class AwaitedFetcher: Sendable {
     }
 
     /// A small answer (a web service's JSON), started at once: its caller paces it.
-    func answer(_ url: CoverURL, limit: Int) async -> Result<[UInt8], FetchFailure> {
-        switch await fetch(url, purpose: .answer(limit: limit)) {
-        case .success(let body): return .success(body.bytes)
-        case .failure(let failure): return .failure(failure)
-        }
+    func answer(_ url: CoverURL, limit: Int) async -> FetchOutcome {
+        await fetch(url, purpose: .answer(limit: limit))
     }
 
     private func fetch(_ url: CoverURL, purpose: FetchPurpose) async -> FetchOutcome {

@@ -63,20 +63,19 @@ struct MusicBrainzClient: Sendable {
         } catch {
             return .failure(FetchFailure(kind: .other, message: "MusicBrainz, \(what): waiting for a turn failed: \(error)"))
         }
-        let answer = await fetcher.answer(url, limit: Self.answerLimit)
-        switch answer {
-        case .success:
-            await pacer.finished(.answered)
-        case .failure(let failure) where failure.httpStatus == 503 || failure.httpStatus == 429:
-            // Its rule is about the whole client: every waiting request backs off, not only this one.
-            await pacer.finished(.refused(retryAfter: failure.retryAfter))
-        case .failure(let failure):
-            await pacer.finished(failure.httpStatus == nil ? .unanswered : .answered)
-        }
-        return answer.mapError { failure in
-            var failure = failure
+        switch await fetcher.answer(url, limit: Self.answerLimit) {
+        case .success(let body):
+            await pacer.finished(.answered, requestSent: body.requestSent)
+            return .success(body.bytes)
+        case .failure(var failure):
+            if failure.httpStatus == 503 || failure.httpStatus == 429 {
+                // Its rule is about the whole client: every waiting request backs off, not only this one.
+                await pacer.finished(.refused(retryAfter: failure.retryAfter), requestSent: failure.requestSent)
+            } else {
+                await pacer.finished(failure.httpStatus == nil ? .unanswered : .answered, requestSent: failure.requestSent)
+            }
             failure.message = "MusicBrainz, \(what): \(failure.message)"
-            return failure
+            return .failure(failure)
         }
     }
 

@@ -1,8 +1,9 @@
 /// Paces the requests to one rate-limited origin, process-wide: one in
-/// flight at a time, each released at least `RateSchedule`'s interval after
-/// the one before, in the order they asked. MusicBrainz allows about one
-/// request a second from a whole client, however many albums wait, and
-/// refuses beyond it. The daemon builds one `CoverLookup`, so one pacer.
+/// flight at a time, each let go at least `RateSchedule`'s interval after
+/// the one before went out, in the order they asked. MusicBrainz allows
+/// about one request a second from a whole client, however many albums
+/// wait, and refuses beyond it. The daemon builds one `CoverLookup`, so one
+/// pacer (a shared global would be the singleton the house rules forbid).
 ///
 /// Threading: an actor. Waiting requests are continuations in a FIFO, let go
 /// one per turn by a single timer task. One whose task is cancelled while it
@@ -36,7 +37,7 @@ actor RatePacer {
     static let longestPause: Duration = .seconds(3600)
 
     /// MusicBrainz's pace: a tenth over its second, a margin for the network's
-    /// jitter between a request's release here and its arrival there.
+    /// jitter between a request going out here and arriving there.
     init(interval: Duration = .milliseconds(1100)) {
         schedule = RateSchedule(interval: interval, start: clock.now)
     }
@@ -63,11 +64,16 @@ actor RatePacer {
         }
     }
 
-    /// The request whose turn it was has ended; a refusal pauses every
-    /// request: for its `Retry-After` if it gave one, else for a second,
-    /// doubling with each refusal in a row, always within `longestPause`.
-    func finished(_ ending: Ending) {
+    /// The request whose turn it was has ended. The next goes at least an
+    /// interval after this one went out (`requestSent`: after name lookup,
+    /// connection and TLS, which may have held it back from its turn), so the
+    /// origin sees them that far apart. A refusal pauses every request: for
+    /// its `Retry-After` if it gave one, else for a second, doubling with
+    /// each refusal in a row, always within `longestPause`.
+    func finished(_ ending: Ending, requestSent: ContinuousClock.Instant? = nil) {
+        precondition(inFlight, "a request finished that had no turn")
         inFlight = false
+        if let requestSent { schedule.sent(at: min(requestSent, clock.now)) }
         switch ending {
         case .answered:
             refusals = 0

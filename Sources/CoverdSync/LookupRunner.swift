@@ -78,6 +78,9 @@ final class LookupRunner: Sendable {
         var queued: [FetchID: Queued] = [:]
         var running: [FetchID: Task<Void, Never>] = [:]
         var runningCount: [Lane: Int] = [:]
+        /// Running lookups asked to stop: a task between its parts may not
+        /// have seen its cancellation yet when it hands its work on.
+        var cancelRequested: Set<FetchID> = []
         var closed = false
     }
 
@@ -105,7 +108,10 @@ final class LookupRunner: Sendable {
     func cancel(_ id: FetchID) -> Bool {
         enum Found { case queued(Queued), running(Task<Void, Never>), none }
         let found = lanes.withLock { lanes -> Found in
-            if let task = lanes.running[id] { return .running(task) }
+            if let task = lanes.running[id] {
+                lanes.cancelRequested.insert(id)
+                return .running(task)
+            }
             if let queued = lanes.queued.removeValue(forKey: id) { return .queued(queued) }
             return .none
         }
@@ -159,11 +165,12 @@ final class LookupRunner: Sendable {
                     let outcome: LookupOutcome? = self.lanes.withLock { lanes in
                         lanes.running[id] = nil
                         lanes.runningCount[lane, default: 1] -= 1
+                        let cancelled = lanes.cancelRequested.remove(id) != nil || Task.isCancelled
                         defer { if !lanes.closed { self.startDue(&lanes) } }
                         switch ended {
                         case .ended(let outcome):
                             return outcome
-                        case .needsMusicBrainz where Task.isCancelled:
+                        case .needsMusicBrainz where cancelled:
                             return Self.cancelled
                         case .needsMusicBrainz(let pending):
                             let later = Queued(id: id, work: .resume(pending), deliver: next.deliver)

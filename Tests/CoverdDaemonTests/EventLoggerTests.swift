@@ -1,5 +1,6 @@
 import CoverdBase
 import CoverdModel
+import CoverdTestSupport
 import Foundation
 import InMemoryLogging
 import Logging
@@ -21,12 +22,23 @@ struct EventLoggerTests {
 
     /// The first entry whose `event` field is `event`, once logged (the logger writes on its own queue).
     func entry(_ event: String) throws -> InMemoryLogHandler.Entry {
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline {
-            if let found = handler.entries.first(where: { $0.metadata["event"] == "\(event)" }) { return found }
-            Thread.sleep(forTimeInterval: 0.005)
-        }
-        throw CocoaError(.fileReadUnknown)
+        try waitFor("a \(event) entry") { handler.entries.first { $0.metadata["event"] == "\(event)" } }
+    }
+
+    @Test("Given a cover from its record's URL, when logged, then its entry says source=url")
+    func cachedFromTheRecordsURL() throws {
+        let logger = EventLogger(bus: bus, logger: Logger(label: "test") { _ in handler })
+        let url = try CoverURL(validating: "https://covers.example/a.png")
+        let album = try Album(id: AlbumID(validating: "b"), title: "T", artist: "A", coverURL: url, record: "/r/b.json")
+
+        // When
+        bus.post(CoverCached(album: album, path: "/c/b.png", url: url, source: .url, releaseID: nil, releaseGroupID: nil, bytes: 10, httpStatus: 200, duration: .zero))
+
+        // Then
+        let metadata = try entry("cover_cached").metadata
+        #expect(metadata["source"] == "url")
+        #expect(metadata["mbid"] == nil && metadata["release_group_mbid"] == nil)
+        withExtendedLifetime(logger) {}
     }
 
     @Test("Given a cover found through its release group, when logged, then the entry carries its source, the record's release id and the group found")

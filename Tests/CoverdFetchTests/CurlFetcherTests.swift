@@ -6,21 +6,29 @@ import Foundation
 import Synchronization
 import Testing
 
-/// Outcomes by fetch, as the transfer thread reports them.
+/// Outcomes by fetch, as the transfer thread reports them: every one, so a
+/// fetch completed twice (which would crash an awaiting continuation) shows.
 final class FetchOutcomes: Sendable {
-    private let results = Mutex<[FetchID: FetchOutcome]>([:])
+    private let results = Mutex<[FetchID: [FetchOutcome]]>([:])
 
     /// Records the outcome and, as the daemon does once a body is stored, tells `fetcher` a body was consumed
     /// (the fetcher starts no more transfers while too many bodies wait).
     func completion(_ id: FetchID, consumedBy fetcher: CurlFetcher) -> @Sendable (FetchOutcome) -> Void {
         { [self] outcome in
-            results.withLock { $0[id] = outcome }
+            results.withLock { $0[id, default: []].append(outcome) }
             if case .success = outcome { fetcher.bodyConsumed() }
         }
     }
 
-    var all: [FetchID: FetchOutcome] { results.withLock { $0 } }
+    /// Records the outcome of an answer, which holds no body budget to give back.
+    func answerCompletion(_ id: FetchID) -> @Sendable (FetchOutcome) -> Void {
+        { [self] outcome in results.withLock { $0[id, default: []].append(outcome) } }
+    }
+
+    var all: [FetchID: FetchOutcome] { results.withLock { $0.compactMapValues(\.first) } }
     subscript(_ id: FetchID) -> FetchOutcome? { all[id] }
+    /// How many times `id` was completed: exactly once, always.
+    func completions(_ id: FetchID) -> Int { results.withLock { $0[id]?.count ?? 0 } }
 }
 
 /// The fetcher against a real local HTTP server: the socket events and
@@ -141,9 +149,7 @@ struct CurlFetcherTests {
         try waitUntil("the cover to hold its slot") { try covers.requests().inFlight == 1 }
 
         // When
-        fetcher.fetch(FetchID(2), url: try CoverURL(validating: service.url("answer.json")), purpose: .answer(limit: 1024)) { outcome in
-            outcomes.completion(FetchID(2), consumedBy: fetcher)(outcome)
-        }
+        fetcher.fetch(FetchID(2), url: try CoverURL(validating: service.url("answer.json")), purpose: .answer(limit: 1024), completion: outcomes.answerCompletion(FetchID(2)))
 
         // Then
         try waitUntil("the answer") { outcomes[FetchID(2)] != nil }
@@ -212,6 +218,43 @@ struct CurlFetcherTests {
         }
         #expect(failure.kind == .cancelled)
         #expect(outcomes[FetchID(1)] == nil, "the first still runs")
+        // The cancelled one's place in the queue comes round once the first ends: it is not completed again.
+        fetcher.cancel(FetchID(1))
+        try waitUntil("the first's outcome") { outcomes[FetchID(1)] != nil }
+        fetcher.fetch(FetchID(3), url: try CoverURL(validating: server.url("fault/silent")), completion: outcomes.completion(FetchID(3), consumedBy: fetcher))
+        try waitUntil("the third to reach the server, the cancelled second never having gone") { try server.requests().total == 2 }
+        #expect(outcomes.completions(FetchID(2)) == 1)
+        #expect(outcomes.completions(FetchID(1)) == 1)
+    }
+
+    @Test("Given more answers than their room, when one waiting is cancelled and then the fetcher shuts down, then each answer is completed exactly once")
+    func answersBeyondTheirRoom() throws {
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        let fetcher = try CurlFetcher(settings: FetchSettings())
+        let outcomes = FetchOutcomes()
+        let count = TransferLoop.answerRoom + 2
+        for number in 1...count {
+            let id = FetchID(UInt64(number))
+            fetcher.fetch(id, url: try CoverURL(validating: server.url("fault/silent")), purpose: .answer(limit: 64), completion: outcomes.answerCompletion(id))
+        }
+        try waitUntil("the answers with room to start") { try server.requests().inFlight == TransferLoop.answerRoom }
+
+        // When
+        fetcher.cancel(FetchID(UInt64(count)))
+        try waitUntil("the cancelled one's outcome") { outcomes[FetchID(UInt64(count))] != nil }
+        fetcher.shutdown()
+
+        // Then
+        #expect(try server.requests().inFlight <= TransferLoop.answerRoom)
+        for number in 1...count {
+            #expect(outcomes.completions(FetchID(UInt64(number))) == 1, "answer \(number)")
+            guard case .failure(let failure)? = outcomes[FetchID(UInt64(number))] else {
+                Issue.record("answer \(number): \(String(describing: outcomes[FetchID(UInt64(number))]))")
+                continue
+            }
+            #expect(failure.kind == .cancelled)
+        }
     }
 
     @Test("Given commands queued before the loop drains, when counted on the eventfd, then they woke it once, and a command after the drain wakes it again")

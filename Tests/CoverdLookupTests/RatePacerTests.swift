@@ -103,9 +103,12 @@ struct RatePacerTests {
             await turns.took(2)
         }
         #expect(await eventually { await pacer.waiting == 1 })
-        // Well past the second's turn by the interval alone, where a pacer that ignored the first would let it go.
-        let due = await pacer.nextTurn.advanced(by: .milliseconds(50))
+        // Past the second's turn by the interval alone; a third asking now makes the pacer look at
+        // its queue at once, where one that ignored the first request would let the second go.
+        let due = await pacer.nextTurn
         #expect(await eventually { ContinuousClock.now >= due })
+        let third = Task { try await pacer.turn() }
+        #expect(await eventually { await pacer.waiting == 2 })
         #expect(await turns.taken.isEmpty)
 
         // When
@@ -114,6 +117,8 @@ struct RatePacerTests {
         // Then
         try await second.value
         #expect(await turns.taken.map(\.number) == [2])
+        third.cancel()
+        _ = try? await third.value  // It was only there to make the pacer look; cancelled, it ends with CancellationError.
     }
 
     @Test("Given three requests waiting behind one in flight, when the middle one is cancelled, then the others go in their order and the cancelled one never does")

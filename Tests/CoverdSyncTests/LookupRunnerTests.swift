@@ -78,7 +78,8 @@ private final class GatedFinder: CoverFinding {
         }
         await archiveGate.pass()
         counts.withLock { $0.archive -= 1 }
-        if Task.isCancelled { return .ended(.failed(FetchFailure(kind: .cancelled, message: "cancelled"))) }
+        // A real archive part ends cancelled; a "miss" hands on regardless, for the runner to stop.
+        if Task.isCancelled, request.title != "miss" { return .ended(.failed(FetchFailure(kind: .cancelled, message: "cancelled"))) }
         if request.title == "miss" { return .needsMusicBrainz(PendingLookup(request: request, settings: LookupSettings(), tried: [])) }
         return .ended(.notFound("no cover found: found at the archive, in this fake"))
     }
@@ -118,7 +119,7 @@ private func request(_ number: Int, withID: Bool = true, title: String = "T") ->
     return LookupRequest(releaseID: id, releaseGroupID: nil, artist: "artist \(number)", title: title)
 }
 
-@Suite("Lookup runner")
+@Suite("Lookup runner", .timeLimit(.minutes(1)))
 struct LookupRunnerTests {
     @Test("Given a closed runner, when a lookup starts, then it is delivered cancelled before start returns")
     func startAfterCloseEndsAtOnce() {
@@ -167,11 +168,11 @@ struct LookupRunnerTests {
 
         // When
         #expect(runner.cancel(FetchID(UInt64(width))))
-        finder.archiveGate.open()
 
-        // Then
-        #expect(await eventually { deliveries.count == width + 1 })
+        // Then: delivered at the cancel, before its turn could come
         #expect(deliveries.isCancelled(FetchID(UInt64(width))))
+        finder.archiveGate.open()
+        #expect(await eventually { deliveries.count == width + 1 })
         #expect(!finder.asked.contains("artist \(width)"))
         await blocking { runner.waitUntilIdle() }
         #expect(deliveries[FetchID(UInt64(width))].count == 1)
@@ -222,5 +223,47 @@ struct LookupRunnerTests {
         runner.cancelAll()
         await blocking { runner.waitUntilIdle() }
         #expect(deliveries.count == width + 1)
+    }
+
+    @Test("Given a lookup whose archive part found nothing, when it is cancelled as it hands on to MusicBrainz, then it is delivered cancelled and MusicBrainz is never asked")
+    func cancelledBetweenItsParts() async {
+        let finder = GatedFinder()
+        let runner = LookupRunner(finder: finder)
+        let deliveries = Deliveries()
+        runner.start(FetchID(1), request(1, title: "miss"), deliver: deliveries.deliver(FetchID(1)))
+        #expect(await eventually { finder.archiveGate.waiting == 1 })
+
+        // When
+        #expect(runner.cancel(FetchID(1)))
+
+        // Then
+        #expect(await eventually { deliveries.count == 1 })
+        #expect(deliveries.isCancelled(FetchID(1)))
+        #expect(finder.musicBrainzMost == 0)
+        await blocking { runner.waitUntilIdle() }
+    }
+
+    @Test("Given a lookup queued in the MusicBrainz lane behind a full one, when cancelled, then it is delivered once, cancelled, and its MusicBrainz part never runs")
+    func cancelledWhileQueuedForMusicBrainz() async {
+        let finder = GatedFinder()
+        finder.archiveGate.open()
+        let runner = LookupRunner(finder: finder)
+        let deliveries = Deliveries()
+        let width = LookupRunner.Lane.musicBrainz.width
+        for number in 0...width {
+            runner.start(FetchID(UInt64(number)), request(number, title: "miss"), deliver: deliveries.deliver(FetchID(UInt64(number))))
+        }
+        #expect(await eventually { finder.musicBrainzGate.waiting == width && runner.runningCount(.archive) == 0 })
+
+        // When
+        #expect(runner.cancel(FetchID(UInt64(width))))
+
+        // Then
+        #expect(deliveries.isCancelled(FetchID(UInt64(width))))
+        finder.musicBrainzGate.open()
+        #expect(await eventually { deliveries.count == width + 1 })
+        #expect(finder.musicBrainzMost == width)
+        await blocking { runner.waitUntilIdle() }
+        #expect(deliveries[FetchID(UInt64(width))].count == 1)
     }
 }
