@@ -67,6 +67,9 @@ let package = Package(
         // CoverdSync: a Unix-socket server the daemon starts, its client beside `status`.
         // `coverd status` and `coverd verify`: the index and the covers, read from outside the daemon.
         .target(name: "CoverdStatus", dependencies: ["CoverdBase", "CoverdModel", "CoverdCache", "CoverdImages"]),
+        // `coverd remove` and `coverd undo`: an album taken out of its record file, and the undo
+        // journal in the cache directory that puts it back. Outside the daemon, like `status`.
+        .target(name: "CoverdUndo", dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdCache"]),
         // coverd.toml and the defaults: every layer's settings in one `Configuration`.
         .target(
             name: "CoverdConfig",
@@ -88,7 +91,7 @@ let package = Package(
             name: "coverd",
             dependencies: [
                 "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLogging", "CoverdSystemd",
-                "CoverdStatus", "CoverdConfig", "CoverdDaemon",
+                "CoverdStatus", "CoverdUndo", "CoverdConfig", "CoverdDaemon",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -112,6 +115,7 @@ let package = Package(
         .testTarget(name: "CoverdLoggingTests", dependencies: ["CoverdLogging", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "CoverdSystemdTests", dependencies: ["CoverdBase", "CoverdLogging", "CoverdModel", "CoverdSync", "CoverdSystemd", .product(name: "Logging", package: "swift-log"), "CoverdTestSupport"]),
         .testTarget(name: "CoverdStatusTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
+        .testTarget(name: "CoverdUndoTests", dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdUndo", "CoverdTestSupport"]),
         .testTarget(name: "CoverdConfigTests", dependencies: ["CoverdBase", "CoverdConfig", "CoverdImages", "CoverdTestSupport"]),
         .testTarget(
             name: "CoverdDaemonTests",

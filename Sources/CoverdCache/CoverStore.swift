@@ -48,6 +48,9 @@ public struct CoverStore: Sendable {
     public let directory: String
     /// `incoming/`, swept for leftovers whether or not it is `temporaryDirectory`.
     public let incomingDirectory: String
+    /// `removed/`: the covers of albums that left the records, kept a while
+    /// in case they come back (contract §9), out of `covers/`.
+    public let keptDirectory: String
     /// Where covers are written before they are renamed into `directory`:
     /// `incomingDirectory`, or `directory` itself (see `setUp()`).
     public private(set) var temporaryDirectory: String
@@ -61,6 +64,7 @@ public struct CoverStore: Sendable {
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
         incomingDirectory = join(cacheDirectory, "incoming")
+        keptDirectory = join(cacheDirectory, "removed")
         temporaryDirectory = incomingDirectory
         self.reserveBytes = reserveBytes
     }
@@ -222,6 +226,41 @@ public struct CoverStore: Sendable {
     @discardableResult
     public func remove(_ id: AlbumID) -> Bool {
         unlink(path(for: id)) == 0
+    }
+
+    /// Where `id`'s cover is kept while its album is out of the records.
+    public func keptPath(for id: AlbumID) -> String {
+        join(keptDirectory, id.rawValue + ".png")
+    }
+
+    /// Moves `<id>.png` out of `covers/` into `removed/`. Where it cannot be
+    /// moved (another filesystem), it is deleted: `covers/` holds only the
+    /// covers of albums in the records. False when it was not kept.
+    @discardableResult
+    public func keep(_ id: AlbumID) -> Bool {
+        // Made when first needed: a cache whose albums never leave has no removed/.
+        if mkdir(keptDirectory, 0o755) != 0 && errno != EEXIST { remove(id); return false }
+        if rename(path(for: id), keptPath(for: id)) == 0 { return true }
+        if errno != ENOENT { remove(id) }
+        return false
+    }
+
+    /// Moves a kept cover back into `covers/`; false when it is not there.
+    public func restoreKept(_ id: AlbumID) -> Bool {
+        rename(keptPath(for: id), path(for: id)) == 0
+    }
+
+    /// Deletes a kept cover; a missing file is not an error.
+    public func purgeKept(_ id: AlbumID) {
+        unlink(keptPath(for: id))
+    }
+
+    /// The ids of the covers in `removed/`, for the sweep of those no row keeps.
+    public func keptIDs() -> [AlbumID] {
+        (listDirectory(keptDirectory) ?? []).compactMap { entry in
+            guard let name = entry.name, name.hasSuffix(".png") else { return nil }
+            return try? AlbumID(validating: String(name.dropLast(4)))  // Another name is none of coverd's: left alone.
+        }
     }
 
     public func read(_ id: AlbumID, limit: Int) throws(FileReadError) -> [UInt8] {

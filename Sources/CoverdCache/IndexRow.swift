@@ -33,6 +33,9 @@ public struct IndexRow: Sendable, Equatable {
     /// The URL the cached cover was downloaded from (after a lookup, before redirects); nil until cached.
     public var resolvedURL: String?
     public var updatedAt: Date
+    /// When the album left the records; its cover is kept aside (`removed/`)
+    /// until `cache.keep_removed` after this. Nil for an album in the records.
+    public var removedAt: Date?
 
     public init(id: AlbumID, title: String, artist: String, record: String, state: CoverState, updatedAt: Date) {
         self.id = id

@@ -4,8 +4,10 @@ import Foundation
 /// The index's table, its versions, and how a row is written to and read
 /// from it. Version 2 added what lookups need (contract §7): `cover_url`
 /// may be null, the ids a record gives, and how its cover was found.
+/// Version 3 added `removed_at`: a row with one is an album that left the
+/// records, its cover kept aside in `removed/` for a while (contract §9).
 enum IndexSchema {
-    static let version = 2
+    static let version = 3
 
     static let create = """
         CREATE TABLE IF NOT EXISTS albums (
@@ -29,14 +31,16 @@ enum IndexSchema {
             found_mbid TEXT,
             found_release_group_mbid TEXT,
             resolved_url TEXT,
-            updated_at REAL NOT NULL
+            updated_at REAL NOT NULL,
+            removed_at REAL
         ) WITHOUT ROWID;
         """
 
     /// Every column, in the order `values(of:)` writes and `row(_:)` reads them.
     static let columns = """
         id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
-        next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at
+        next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at, \
+        removed_at
         """
 
     /// A `?` for each of `columns`, for an insert.
@@ -46,13 +50,25 @@ enum IndexSchema {
     /// record's URL, and a cached one downloaded from it.
     static let columnsOfVersion1 = """
         id, title, artist, year, genre, cover_url, NULL, NULL, record, state, error, attempts, \
-        next_retry, bytes, file_mtime, http_status, 'url', NULL, NULL, CASE WHEN state = 'cached' THEN cover_url END, updated_at
+        next_retry, bytes, file_mtime, http_status, 'url', NULL, NULL, CASE WHEN state = 'cached' THEN cover_url END, updated_at, \
+        NULL
+        """
+
+    /// The same columns from a version 2 table: no album of it was removed.
+    static let columnsOfVersion2 = """
+        id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
+        next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at, \
+        NULL
         """
 
     /// What a reader selects from an index of `version`: `status` may read an
     /// index that a daemon of this version has not opened yet.
     static func columns(forVersion version: Int) -> String {
-        version == 1 ? columnsOfVersion1 : columns
+        switch version {
+        case 1: columnsOfVersion1
+        case 2: columnsOfVersion2
+        default: columns
+        }
     }
 
     /// The index's schema version (0: a new database).
@@ -62,18 +78,20 @@ enum IndexSchema {
         return version
     }
 
-    /// Whether the albums table has version 2's columns already.
-    private static func hasLookupColumns(_ db: SQLiteConnection) throws(IndexError) -> Bool {
-        var found = false
+    /// The albums table's column names.
+    private static func columnNames(_ db: SQLiteConnection) throws(IndexError) -> Set<String> {
+        var names: Set<String> = []
         try db.prepare("PRAGMA table_info(albums)").query { row in
-            if row.text(1) == "found_mbid" { found = true }
+            if let name = row.text(1) { names.insert(name) }
         }
-        return found
+        return names
     }
 
-    /// Makes the table, or brings a version 1 table up to date in one
-    /// transaction (a crash part-way leaves version 1 whole); an index made
-    /// by a newer coverd is refused rather than changed.
+    /// Makes the table, or brings an older one up to date in one transaction
+    /// (a crash part-way leaves the old version whole); an index made by a
+    /// newer coverd is refused rather than changed. A table an older coverd
+    /// opened and labelled with its own version again keeps the columns it
+    /// has: copying it as version 1 would forget what lookups found.
     static func migrate(_ db: SQLiteConnection) throws(IndexError) {
         let current = try version(of: db)
         guard current != version else { return }
@@ -85,16 +103,16 @@ enum IndexSchema {
         }
         try db.execute("BEGIN IMMEDIATE")
         do throws(IndexError) {
-            if current == 1, try hasLookupColumns(db) {
-                // A version 2 table an older coverd opened and labelled 1 again: copying it
-                // as version 1 would forget what lookups found.
-            } else if current == 1 {
+            let existing = current == 0 ? [] : try columnNames(db)
+            if current == 0 {
+                try db.execute(create)
+            } else if !existing.contains("found_mbid") {
                 try db.execute("ALTER TABLE albums RENAME TO albums_version1")
                 try db.execute(create)
                 try db.execute("INSERT INTO albums (\(columns)) SELECT \(columnsOfVersion1) FROM albums_version1")
                 try db.execute("DROP TABLE albums_version1")
-            } else {
-                try db.execute(create)
+            } else if !existing.contains("removed_at") {
+                try db.execute("ALTER TABLE albums ADD COLUMN removed_at REAL")
             }
             try db.execute("PRAGMA user_version = \(version)")
             try db.execute("COMMIT")
@@ -121,7 +139,7 @@ enum IndexSchema {
             row.nextRetry.map { .real($0.timeIntervalSince1970) } ?? .null, integer(row.bytes),
             row.fileMTime.map { .integer($0) } ?? .null, integer(row.httpStatus), text(row.source?.rawValue),
             text(row.foundReleaseID), text(row.foundReleaseGroupID), text(row.resolvedURL),
-            .real(row.updatedAt.timeIntervalSince1970),
+            .real(row.updatedAt.timeIntervalSince1970), row.removedAt.map { .real($0.timeIntervalSince1970) } ?? .null,
         ]
     }
 
@@ -149,6 +167,7 @@ enum IndexSchema {
         row.foundReleaseID = result.text(17)
         row.foundReleaseGroupID = result.text(18)
         row.resolvedURL = result.text(19)
+        row.removedAt = result.real(21).map { Date(timeIntervalSince1970: $0) }
         return row
     }
 }

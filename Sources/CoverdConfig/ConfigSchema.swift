@@ -11,7 +11,7 @@ struct ConfigValueError: Error, Sendable {
 /// `config/coverd.toml` documents the same keys with their defaults.
 package enum ConfigSchema {
     static let keys: [String] = [
-        "records", "cache", "log_level", "log_target",
+        "records", "cache", "cache.directory", "cache.keep_removed", "log_level", "log_target",
         "fetch.concurrency", "fetch.per_host", "fetch.connect_timeout", "fetch.timeout",
         "fetch.low_speed_limit", "fetch.low_speed_time", "fetch.max_bytes", "fetch.max_redirects", "fetch.ca_file",
         "retry.initial_delay", "retry.max_delay", "retry.failed_interval", "retry.storage_max_delay",
@@ -34,7 +34,9 @@ package enum ConfigSchema {
         }
         switch key {
         case "records": config.recordsDirectory = try path()
-        case "cache": config.cacheDirectory = try path()
+        // `cache = "dir"`, or a [cache] table, since a key and a table cannot share the name in TOML.
+        case "cache", "cache.directory": config.cacheDirectory = try path()
+        case "cache.keep_removed": config.keepRemoved = try seconds(value, in: 0...(10 * 365 * 86_400))
         case "log_level": config.logLevel = try logLevel(value)
         case "log_target":
             let text = try string(value)

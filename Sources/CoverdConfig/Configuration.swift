@@ -24,6 +24,8 @@ public struct Configuration: Sendable, Equatable {
     /// `lookup` is `records.coverURLRequired`, its `recheck_interval` is
     /// `retry.lookupRecheck`).
     public var sources = LookupSettings()
+    /// How long the cover of an album that left the records is kept in `removed/` (`cache.keep_removed`; zero: not kept).
+    public var keepRemoved: Duration = .seconds(604_800)
     /// Free space a cover write leaves on the cache's filesystem (0: no check).
     public var minFreeBytes = 2 * 1024 * 1024
     /// The file these settings were read from, if any.
@@ -39,7 +41,7 @@ public struct Configuration: Sendable, Equatable {
 
     /// The coordinator's share of these settings.
     public var sync: SyncSettings {
-        SyncSettings(retry: retry, imageLimits: images, imageOutput: imageOutput, maxBodyBytes: fetch.maxBytes)
+        SyncSettings(retry: retry, imageLimits: images, imageOutput: imageOutput, maxBodyBytes: fetch.maxBytes, keepRemoved: keepRemoved)
     }
 
     public init(recordsDirectory: String, cacheDirectory: String) {

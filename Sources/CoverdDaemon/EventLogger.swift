@@ -61,7 +61,17 @@ public final class EventLogger: Sendable {
             on(AlbumRemoved.self) { message in
                 var metadata: Logger.Metadata = ["event": "album_removed", "album_id": "\(message.id)", "record": "\(message.record)"]
                 if let url = message.coverURL { metadata["url"] = "\(url)" }
-                logger.info("album \(message.id) removed: its record is gone", metadata: metadata)
+                let kept = message.keptUntil.map { "; its cover is kept until \(EventLogger.describeDate($0)) in case it comes back" } ?? ""
+                logger.info("album \(message.id) removed: its record is gone\(kept)", metadata: metadata)
+            },
+            on(CoverRestored.self) { message in
+                var metadata = EventLogger.fields(of: message.album, url: message.album.coverURL)
+                metadata["event"] = "cover_restored"
+                logger.info("album \(message.album.id) came back: its kept cover is \(message.path) again, without a download", metadata: metadata)
+            },
+            on(KeptCoversPurged.self) { message in
+                logger.info(
+                    "deleted the kept covers of \(message.count) album(s) removed more than \(EventLogger.describeDelay(message.keptFor.seconds)) ago")
             },
             on(CoverCached.self) { message in
                 let milliseconds = message.duration.milliseconds
@@ -182,6 +192,11 @@ public final class EventLogger: Sendable {
         if let release = album.releaseID { metadata["mbid"] = "\(release)" }
         if let group = album.releaseGroupID { metadata["release_group_mbid"] = "\(group)" }
         return metadata
+    }
+
+    /// A moment for a log line, in UTC, to the second.
+    static func describeDate(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: false).timeZone(separator: .omitted))
     }
 
     static func describeDelay(_ seconds: TimeInterval) -> String {

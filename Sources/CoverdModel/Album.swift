@@ -51,6 +51,8 @@ public struct Album: Sendable, Hashable {
     public var record: String { fields.record }
     /// Where in that file: "album 3 (line 12)"; for messages only.
     public var position: String { fields.position.description }
+    /// Where in that file, as numbers: which entry of its list (`coverd remove` cuts it out).
+    public var recordPosition: RecordPosition { fields.position }
 
     public init(
         id: AlbumID, title: String, artist: String, year: String? = nil, genre: String? = nil,

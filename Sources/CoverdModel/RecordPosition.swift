@@ -23,6 +23,12 @@ public struct RecordPosition: Sendable, Hashable, CustomStringConvertible {
         RecordPosition(entry: 0, line: Int32(clamping: max(line, 0)))
     }
 
+    /// The album's 1-based number in its file's list; nil for a file's single album and the special cases.
+    public var listEntry: Int? { entry > 0 ? Int(entry) : nil }
+
+    /// Whether the album is its file's one object (not an entry of a list).
+    public var isSingle: Bool { entry == 0 }
+
     /// An album known only from the index (its record could not be read).
     public static let fromIndex = RecordPosition(entry: -1, line: 0)
 

@@ -83,13 +83,29 @@ public struct CoverVerifier: Sendable {
             let id = String(name.dropLast(4))
             if AlbumID.isValid(id) { bad[AlbumID(trusted: id)] = reason }
         }
-        for row in rows where row.state == .cached && store.stamp(for: row.id) == nil {
+        for row in rows where row.state == .cached && row.removedAt == nil && store.stamp(for: row.id) == nil {
             let path = store.path(for: row.id)
             report.problems.append(VerifyProblem(path: path, reason: "missing (the index says cached)"))
             bad[row.id] = "missing"
         }
+        // The covers kept for albums that left the records: a bad one is reported; should its
+        // album come back, the cover is looked at as it is moved back, and fetched again.
+        let kept = Set(rows.filter { $0.removedAt != nil }.map(\.id))
+        for id in kept.sorted() {
+            let path = store.keptPath(for: id)
+            report.checked += 1
+            do {
+                _ = try validator.validate(try readRegularFile(path, limit: maxBytes))
+            } catch let error as PNGValidationError {
+                report.problems.append(VerifyProblem(path: path, reason: "\(error) (kept for a removed album)"))
+            } catch .cannotOpen(let code) as FileReadError where code == ENOENT {
+                report.problems.append(VerifyProblem(path: path, reason: "missing (the index keeps it for a removed album)"))
+            } catch {
+                report.problems.append(VerifyProblem(path: path, reason: "cannot read: \(error) (kept for a removed album)"))
+            }
+        }
         let changes: [IndexChange] = rows.compactMap { row in
-            guard row.state == .cached, let reason = bad[row.id] else { return nil }
+            guard row.state == .cached, row.removedAt == nil, let reason = bad[row.id] else { return nil }
             var marked = row
             marked.state = .failed
             marked.error = "cached cover is corrupt: \(reason); it is fetched again on the next reload"

@@ -7,7 +7,10 @@ import CoverdModel
 /// (`StatusText` turns it into the table and the JSON).
 /// Works whether or not the daemon runs (the index is in WAL mode).
 public struct StatusReport: Sendable {
+    /// The albums in the records (not those removed).
     public var rows: [IndexRow]
+    /// Albums that left the records, their covers kept in `removed/` for a while (contract §9).
+    public var removed: [IndexRow] = []
     public var coversDirectory: String
     /// Where the index should be, when `load` found none there (the daemon never ran with this cache).
     public var missingIndex: String?
@@ -34,7 +37,15 @@ public struct StatusReport: Sendable {
             return StatusReport(rows: [], coversDirectory: covers, missingIndex: indexFile)
         }
         let index = try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true)
-        return StatusReport(rows: try index.rows(), coversDirectory: covers)
+        let all = try index.rows()
+        var report = StatusReport(rows: all.filter { $0.removedAt == nil }, coversDirectory: covers)
+        report.removed = all.filter { $0.removedAt != nil }
+        return report
+    }
+
+    /// Where a removed album's cover is kept.
+    func keptPath(of row: IndexRow) -> String {
+        join(join(splitPath(coversDirectory).directory, "removed"), row.id.rawValue + ".png")
     }
 
     /// The cover's absolute path, for a cached album.

@@ -82,6 +82,50 @@ public struct StatusText: Sendable {
         return out
     }
 
+    /// `status --removed`: the albums that left the records and until when
+    /// their covers are kept (`keepFor` after they left).
+    public func removedTable(keepFor: Duration) -> String {
+        let rows = report.removed
+        var out = "\(rows.count) removed album(s) with a kept cover\n"
+        guard !rows.isEmpty else { return out }
+        let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)
+        out += "KEPT UNTIL            " + "ID".padding(toLength: idWidth, withPad: " ", startingAt: 0) + "  ALBUM\n"
+        for row in rows {
+            let until = StatusText.describe((row.removedAt ?? Date()).addingTimeInterval(keepFor.seconds))
+            let id = row.id.rawValue.padding(toLength: max(idWidth, row.id.rawValue.count), withPad: " ", startingAt: 0)
+            out += "\(until)  \(id)  \(row.artist) – \(row.title)\n"
+        }
+        return out
+    }
+
+    /// `status --removed --json`: `{"removed": [{"id", "title", "artist", "cover_url", "record", "path", "removed_at", "kept_until"}]}`.
+    public func removedJSON(keepFor: Duration) -> [UInt8] {
+        var out: [UInt8] = Array("{\"removed\": [".utf8)
+        for (offset, row) in report.removed.enumerated() {
+            let removedAt = row.removedAt ?? Date()
+            out += (offset == 0 ? "\n  " : ",\n  ").utf8
+            out += "{\"id\": ".utf8
+            JSONText.append(row.id.rawValue, to: &out)
+            out += ", \"title\": ".utf8
+            JSONText.append(row.title, to: &out)
+            out += ", \"artist\": ".utf8
+            JSONText.append(row.artist, to: &out)
+            out += ", \"cover_url\": ".utf8
+            JSONText.append(row.coverURL, to: &out)
+            out += ", \"record\": ".utf8
+            JSONText.append(row.record, to: &out)
+            out += ", \"path\": ".utf8
+            JSONText.append(report.keptPath(of: row), to: &out)
+            out += ", \"removed_at\": ".utf8
+            JSONText.append(StatusText.describe(removedAt), to: &out)
+            out += ", \"kept_until\": ".utf8
+            JSONText.append(StatusText.describe(removedAt.addingTimeInterval(keepFor.seconds)), to: &out)
+            out += "}".utf8
+        }
+        out += (report.removed.isEmpty ? "]}\n" : "\n ]}\n").utf8
+        return out
+    }
+
     static func describe(_ date: Date) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime]

@@ -26,7 +26,7 @@ public final class CoverCoordinator: Sendable {
     private let lookups: LookupRunner
     let index: CoverIndex
     let writer: IndexWriter
-    private let store: CoverStore
+    let store: CoverStore
     private let directorySync: DirectorySync
     private let flushes: FlushBatcher
     /// The first scan's look at the covers it took as cached on the index's word.
@@ -70,7 +70,7 @@ public final class CoverCoordinator: Sendable {
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = WorkPool(label: "coverd.covers", width: workerCount)
         converters = WorkPool(label: "coverd.convert", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
-        state = Mutex(State(planner: SyncPlanner(policy: settings.retry, paths: store.paths), settings: settings))
+        state = Mutex(State(planner: SyncPlanner(policy: settings.retry, paths: store.paths, keepRemoved: settings.keepRemoved), settings: settings))
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
@@ -83,13 +83,13 @@ public final class CoverCoordinator: Sendable {
                 self?.run { planner, steps, now in steps.update(message.albums, on: &planner, now: now) }
             },
             bus.observe(AlbumsWithdrawn.self, on: queue) { [weak self] message in
-                self?.run { planner, steps, _ in steps.withdraw(message.albums.map(\.id), on: &planner) }
+                self?.run { planner, steps, now in steps.withdraw(message.albums.map(\.id), on: &planner, now: now) }
             },
             bus.observe(RecordScanCompleted.self, on: queue) { [weak self] message in
                 self?.scanCompleted(message)
             },
             bus.observe(RecordFilesRemoved.self, on: queue) { [weak self] message in
-                self?.run { planner, steps, _ in steps.recordsRemoved(message.paths, on: &planner) }
+                self?.run { planner, steps, now in steps.recordsRemoved(message.paths, on: &planner, now: now) }
             },
         ]
         state.withLock { $0.observations = observations }
@@ -190,6 +190,10 @@ public final class CoverCoordinator: Sendable {
                 stage(request, with: CoverStager(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
             case .removeCover(let id):
                 store.remove(id)
+            case .keepCover(let id):
+                store.keep(id)
+            case .purgeKept(let id):
+                store.purgeKept(id)
             case .discard(let temporary):
                 store.discard(temporary)
             case .index(let change):
@@ -278,6 +282,7 @@ public final class CoverCoordinator: Sendable {
         state.withLock { state in
             state.settings = settings
             state.planner.policy = settings.retry
+            state.planner.keepRemoved = settings.keepRemoved
         }
     }
 }

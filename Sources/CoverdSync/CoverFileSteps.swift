@@ -17,11 +17,12 @@ struct CoverFileSteps<Files: CoverFiles> {
 
     func update(_ albums: [Album], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
         let checks = files.check(planner.coversToCheck(before: albums))
-        return files.carryOut(planner.update(albums, checks: checks, now: now))
+        let restored = files.restore(planner.keptToRestore(albums))
+        return files.carryOut(planner.update(albums, checks: checks, restored: restored, now: now))
     }
 
-    func withdraw(_ ids: [AlbumID], on planner: inout SyncPlanner) -> [SyncEffect] {
-        files.carryOut(planner.withdraw(ids))
+    func withdraw(_ ids: [AlbumID], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
+        files.carryOut(planner.withdraw(ids, now: now))
     }
 
     func scanCompleted(_ scan: RecordScanCompleted, on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
@@ -29,8 +30,8 @@ struct CoverFileSteps<Files: CoverFiles> {
         return files.carryOut(planner.scanCompleted(scan, checks: checks, now: now))
     }
 
-    func recordsRemoved(_ paths: [String], on planner: inout SyncPlanner) -> [SyncEffect] {
-        files.carryOut(planner.recordsRemoved(paths))
+    func recordsRemoved(_ paths: [String], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
+        files.carryOut(planner.recordsRemoved(paths, now: now))
     }
 
     /// Staging ended: on success, the temporaries the planner still wants

@@ -48,6 +48,11 @@ protocol CoverFiles {
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
+    /// Moves `<id>.png` into `removed/` (deleting it where it cannot be moved).
+    func keep(_ id: AlbumID)
+    /// Moves a kept cover back into `covers/`; false when it is not there.
+    func restoreKept(_ id: AlbumID) -> Bool
+    func purgeKept(_ id: AlbumID)
     /// The room there is now for new covers.
     func freeSpace() -> FreeSpace
 }
@@ -60,12 +65,23 @@ extension CoverFiles {
         return checks
     }
 
+    /// Moves each kept cover the planner asked for back into `covers/`, and looks at it there.
+    func restore(_ requests: [FileCheckRequest]) -> [AlbumID: CachedFileCheck] {
+        var checks: [AlbumID: CachedFileCheck] = [:]
+        for request in requests {
+            checks[request.id] = restoreKept(request.id) ? check(request.id, expected: request.expected) : .missing
+        }
+        return checks
+    }
+
     /// Carries out the file effects among `effects` (removals, discarded
     /// temporaries), in order, and returns the others for the coordinator.
     func carryOut(_ effects: [SyncEffect]) -> [SyncEffect] {
         effects.filter { effect in
             switch effect {
             case .removeCover(let id): remove(id)
+            case .keepCover(let id): keep(id)
+            case .purgeKept(let id): purgeKept(id)
             case .discard(let temporary): discard(temporary)
             case .fetch, .lookUp, .cancelAttempt, .stage, .index, .post: return true
             }

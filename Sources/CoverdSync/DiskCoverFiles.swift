@@ -61,6 +61,18 @@ struct DiskCoverFiles: CoverFiles, Sendable {
         store.remove(id)
     }
 
+    func keep(_ id: AlbumID) {
+        store.keep(id)
+    }
+
+    func restoreKept(_ id: AlbumID) -> Bool {
+        store.restoreKept(id)
+    }
+
+    func purgeKept(_ id: AlbumID) {
+        store.purgeKept(id)
+    }
+
     func path(for id: AlbumID) -> String {
         store.path(for: id)
     }

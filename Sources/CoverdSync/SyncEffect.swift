@@ -20,6 +20,10 @@ enum SyncEffect: Sendable {
     indirect case stage(StageRequest)
     /// Delete `<id>.png`: its album left, its URL changed, or the file is corrupt.
     case removeCover(AlbumID)
+    /// Move `<id>.png` out of `covers/` into `removed/`: its album left the records.
+    case keepCover(AlbumID)
+    /// Delete a kept cover: its time is up, or its album came back with another URL.
+    case purgeKept(AlbumID)
     /// Delete a temporary file that no album wants any more.
     indirect case discard(TemporaryCover)
     case index(IndexChange)

@@ -16,6 +16,21 @@ public struct AlbumRemoved: BusMessage {
     public var record: String
     /// The record's `cover_url`; nil for an album whose cover was looked up.
     public var coverURL: String?
+    /// Until when its cover is kept in `removed/`, in case it comes back; nil when it had none.
+    public var keptUntil: Date?
+}
+
+/// An album came back to the records while its cover was kept: the cover is
+/// in `covers/` again, with no download.
+public struct CoverRestored: BusMessage {
+    public var album: Album
+    public var path: String
+}
+
+/// The kept covers of albums removed longer than `cache.keep_removed` ago were deleted.
+public struct KeptCoversPurged: BusMessage {
+    public var count: Int
+    public var keptFor: Duration
 }
 
 /// A cover stored in the cache.

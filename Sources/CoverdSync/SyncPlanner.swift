@@ -25,6 +25,10 @@ struct SyncPlanner {
     var resolutions: [AlbumID: Resolution] = [:]
     /// Rows from the index not yet matched by a record in this run.
     var persisted = PersistedRows()
+    /// Albums that left the records, their covers kept in `removed/` for `keepRemoved`.
+    var kept = KeptCovers()
+    /// How long a removed album's cover is kept (`cache.keep_removed`); zero: deleted at once.
+    var keepRemoved: Duration
     var retries = RetryHeap()
     /// When covers waiting for room on a full disk are next looked at: all
     /// share it, so one wake-up (and one log line) covers them all.
@@ -39,8 +43,12 @@ struct SyncPlanner {
     private var nextFetch: UInt64 = 0
     private var nextToken: UInt64 = 0
 
-    init(policy: RetryPolicy, paths: CoverPaths, random: @escaping () -> Double = { Double.random(in: 0..<1) }) {
+    init(
+        policy: RetryPolicy, paths: CoverPaths, keepRemoved: Duration = .seconds(604_800),
+        random: @escaping () -> Double = { Double.random(in: 0..<1) }
+    ) {
         self.policy = policy
+        self.keepRemoved = keepRemoved
         self.paths = paths
         self.random = random
     }
@@ -62,7 +70,11 @@ struct SyncPlanner {
 
     /// One row the index remembers (rows come in id order at start-up).
     mutating func remember(_ row: IndexRow) {
-        persisted.append(row)
+        if row.removedAt != nil {
+            kept.keep(row)
+        } else {
+            persisted.append(row)
+        }
     }
 
     /// The albums taken as cached without a look at their files; the list is
@@ -72,13 +84,29 @@ struct SyncPlanner {
         return unchecked
     }
 
-    /// The earliest time a waiting job is due, if any.
+    /// The earliest time a waiting job, or a kept cover's purge, is due, if any.
     mutating func nextWakeUp() -> Date? {
+        let purge = kept.nextDue(keepFor: keepRemoved)
         while let entry = retries.earliest {
-            if case .waiting(_, let token)? = jobs[entry.key]?.phase, token == entry.token { return entry.due }
+            if case .waiting(_, let token)? = jobs[entry.key]?.phase, token == entry.token {
+                return purge.map { min($0, entry.due) } ?? entry.due
+            }
             _ = retries.pop()
         }
-        return nil
+        return purge
+    }
+
+    /// Of `albums`, those coming back whose cover was kept, with the same job:
+    /// their covers are to be moved back into `covers/` and looked at before
+    /// `update` (`CoverFileSteps`).
+    func keptToRestore(_ albums: [Album]) -> [FileCheckRequest] {
+        guard kept.count > 0 else { return [] }
+        return albums.compactMap { album in
+            guard tracked[album.id] == nil, let row = kept.row(album.id), row.hasSameJob(as: album) else { return nil }
+            var expected = row
+            expected.removedAt = nil
+            return FileCheckRequest(id: album.id, expected: expected)
+        }
     }
 
     // MARK: Records
@@ -97,8 +125,11 @@ struct SyncPlanner {
     }
 
     /// New or changed albums, with what their files turned out to be
-    /// (`coversToCheck`). A cached album with an unchanged URL costs nothing.
-    mutating func update(_ albums: [Album], checks: [AlbumID: CachedFileCheck] = [:], now: Date) -> [SyncEffect] {
+    /// (`coversToCheck`), and what the kept covers moved back for them are
+    /// (`keptToRestore`). A cached album with an unchanged URL costs nothing.
+    mutating func update(
+        _ albums: [Album], checks: [AlbumID: CachedFileCheck] = [:], restored: [AlbumID: CachedFileCheck] = [:], now: Date
+    ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         var added: [Album] = []
         for album in albums {
@@ -128,6 +159,20 @@ struct SyncPlanner {
                 effects.append(.index(.upsert(row(for: album.id, now: now))))
                 continue
             }
+            if let keptRow = kept.take(album.id) {
+                added.append(album)
+                guard let check = restored[album.id] else {
+                    // Another URL or lookup now: the kept cover is not this album's any more.
+                    effects.append(.purgeKept(album.id))
+                    track(album, previous: nil, trustingIndex: false, check: nil, now: now, effects: &effects)
+                    continue
+                }
+                // Back in `covers/` already (`keptToRestore`): a valid file is the cover again, with no download.
+                if case .invalid = check { effects.append(.removeCover(album.id)) }
+                track(album, previous: keptRow, trustingIndex: false, check: check, now: now, effects: &effects)
+                if tracked[album.id]?.state == .cached { effects.append(.post(CoverRestored(album: album, path: paths.path(for: album.id)))) }
+                continue
+            }
             let previous = persisted.claim(album.id)
             if previous == nil { added.append(album) }
             track(album, previous: previous, trustingIndex: true, check: checks[album.id], now: now, effects: &effects)
@@ -136,16 +181,18 @@ struct SyncPlanner {
         return effects
     }
 
-    /// Albums whose records are gone: forgotten, their covers deleted.
-    mutating func withdraw(_ ids: [AlbumID]) -> [SyncEffect] {
+    /// Albums whose records are gone: forgotten; a cached cover is kept aside
+    /// for `keepRemoved` in case its album comes back, others deleted.
+    mutating func withdraw(_ ids: [AlbumID], now: Date) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for id in ids {
-            guard let current = tracked.remove(id) else { continue }
+            guard let current = tracked[id] else { continue }
+            let row = self.row(for: id, now: now)
+            _ = tracked.remove(id)
             detach(id, from: JobKey(current.album), effects: &effects)
             resolutions[id] = nil
-            effects.append(.removeCover(id))
-            effects.append(.index(.delete(id)))
-            effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL?.string)))
+            let keptUntil = keepAside(row, now: now, effects: &effects)
+            effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL?.string, keptUntil: keptUntil)))
         }
         return effects
     }
@@ -178,24 +225,41 @@ struct SyncPlanner {
                 }
                 continue
             }
-            effects.append(.removeCover(row.id))
-            effects.append(.index(.delete(row.id)))
-            effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL)))
+            let keptUntil = keepAside(row, now: now, effects: &effects)
+            effects.append(.post(AlbumRemoved(id: row.id, record: row.record, coverURL: row.coverURL, keptUntil: keptUntil)))
         }
         assert(scan.reason == .startup || scan.albumIDs != nil, "a \(scan.reason) scan without its album ids")
         if scan.reason != .startup, let present = scan.albumIDs {
             let missing = tracked.ids { !present.contains($0.album.id) && !scan.isUnreadable($0.album.record) }
-            effects += withdraw(missing.sorted())
+            effects += withdraw(missing.sorted(), now: now)
         }
         return effects
     }
 
     /// Record files or directories went away: albums kept only from the index go too.
-    mutating func recordsRemoved(_ paths: [String]) -> [SyncEffect] {
+    mutating func recordsRemoved(_ paths: [String], now: Date) -> [SyncEffect] {
         let orphans = tracked.ids { entry in
             entry.restored && paths.contains { entry.album.record == $0 || entry.album.record.hasPrefix($0 + "/") }
         }
-        return withdraw(orphans.sorted())
+        return withdraw(orphans.sorted(), now: now)
+    }
+
+    /// The row of an album that left the records: a cached cover is moved
+    /// aside and the row kept with `removedAt` (returns until when), anything
+    /// else deleted with its row.
+    private mutating func keepAside(_ row: IndexRow, now: Date, effects: inout [SyncEffect]) -> Date? {
+        guard row.state == .cached, keepRemoved > .zero else {
+            effects.append(.removeCover(row.id))
+            effects.append(.index(.delete(row.id)))
+            return nil
+        }
+        var keptRow = row
+        keptRow.removedAt = now
+        keptRow.updatedAt = now
+        kept.keep(keptRow)
+        effects.append(.keepCover(row.id))
+        effects.append(.index(.upsert(keptRow)))
+        return now.addingTimeInterval(keepRemoved.seconds)
     }
 
     // MARK: Starting an album
@@ -493,6 +557,12 @@ struct SyncPlanner {
     /// try in the index to the next look.
     mutating func timerFired(now: Date, space: FreeSpace?) -> [SyncEffect] {
         var effects: [SyncEffect] = []
+        let purged = kept.takeDue(now: now, keepFor: keepRemoved)
+        for row in purged {
+            effects.append(.purgeKept(row.id))
+            effects.append(.index(.delete(row.id)))
+        }
+        if !purged.isEmpty { effects.append(.post(KeptCoversPurged(count: purged.count, keptFor: keepRemoved))) }
         var stillFull: [(JobKey, CoverJob)] = []
         while let entry = retries.earliest, entry.due <= now {
             _ = retries.pop()

@@ -10,11 +10,14 @@ public struct SyncSettings: Sendable, Equatable {
     public var imageOutput: ImageOutput
     /// The largest body a download may have (`fetch.max_bytes`); a cached cover read back is bounded by it too.
     public var maxBodyBytes: Int
+    /// How long the cover of an album that left the records is kept (`cache.keep_removed`); zero: not at all.
+    public var keepRemoved: Duration
 
     public init(
         retry: RetryPolicy = RetryPolicy(), imageLimits: ImageLimits = ImageLimits(), imageOutput: ImageOutput = ImageOutput(),
-        maxBodyBytes: Int = 32 * 1024 * 1024
+        maxBodyBytes: Int = 32 * 1024 * 1024, keepRemoved: Duration = .seconds(604_800)
     ) {
+        self.keepRemoved = keepRemoved
         self.retry = retry
         self.imageLimits = imageLimits
         self.imageOutput = imageOutput

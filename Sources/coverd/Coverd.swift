@@ -13,7 +13,7 @@ struct Coverd: ParsableCommand {
             downloads each album's cover concurrently, and caches it as <cache>/covers/<id>.png.
             """,
         version: "coverd \(CoverdVersion.string) (\(CurlFetcher.libcurlVersion))",
-        subcommands: [RunCommand.self, StatusCommand.self, AddCommand.self, VerifyCommand.self, CheckConfigCommand.self]
+        subcommands: [RunCommand.self, StatusCommand.self, AddCommand.self, RemoveCommand.self, UndoCommand.self, VerifyCommand.self, CheckConfigCommand.self]
     )
 
     /// Bare `coverd` is bad usage (64), not a request for help: a script that

@@ -19,6 +19,9 @@ struct StatusCommand: ParsableCommand {
     @Flag(name: .long, help: "Print JSON: {\"summary\": {...}, \"albums\": [...]}.")
     var json = false
 
+    @Flag(name: .long, help: "Show the albums removed from the records whose covers are kept, and until when, instead.")
+    var removed = false
+
     func run() throws {
         try exitingOnFailure {
             let directory = try cache.directory(config: config)
@@ -33,6 +36,15 @@ struct StatusCommand: ParsableCommand {
                 // Still zero albums on stdout (a script before the first run keeps working),
                 // but a person who mistyped --cache is told why it is empty.
                 printError("coverd: no index at \(missing) (the daemon has not run with this cache yet)")
+            }
+            if removed {
+                let keepFor = try config.load().keepRemoved
+                if json {
+                    try writeStandardOutput(StatusText(report).removedJSON(keepFor: keepFor))
+                } else {
+                    print(StatusText(report).removedTable(keepFor: keepFor), terminator: "")
+                }
+                return
             }
             if json {
                 // Tens of megabytes for a large library: written as built, without a String in between.

@@ -46,7 +46,7 @@ struct SyncPlannerPureTests {
         let fetch = try #require(planner.update([x], checks: [:], now: now).fetches.first)
         let body = FetchedBody(bytes: [1], httpStatus: 200, effectiveURL: "", duration: .zero)
         let stage = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body), now: now).stages.first)
-        _ = planner.withdraw([x.id])
+        _ = planner.withdraw([x.id], now: now)
         let temporary = TemporaryCover(path: "/cache/incoming/.x.tmp", bytes: 1, stamp: FileStamp(bytes: 1, mtime: 1))
         let staged = StagedCovers(temporaries: [x.id: temporary], bytes: 1, httpStatus: 200, duration: .zero)
 

@@ -35,6 +35,16 @@ final class FakeCoverFiles: CoverFiles {
 
     func discard(_ temporary: TemporaryCover) { discarded.append(temporary.path) }
     func remove(_ id: AlbumID) { removed.append(id); files[id] = nil }
+    /// Covers moved aside for albums that left the records.
+    var keptFiles: [AlbumID: FileStamp] = [:]
+    var purged: [AlbumID] = []
+    func keep(_ id: AlbumID) { keptFiles[id] = files.removeValue(forKey: id) }
+    func restoreKept(_ id: AlbumID) -> Bool {
+        guard let stamp = keptFiles.removeValue(forKey: id) else { return false }
+        files[id] = stamp
+        return true
+    }
+    func purgeKept(_ id: AlbumID) { purged.append(id); keptFiles[id] = nil }
     func freeSpace() -> FreeSpace { room ? FreeSpace(available: nil, reserve: 0) : FreeSpace(available: 0, reserve: 1) }
 }
 
@@ -136,7 +146,7 @@ struct SyncPlannerTests {
     mutating func withdrawCancels() throws {
         let album = try album("x")
         let fetch = try #require(steps.update([album], on: &planner, now: now).fetches.first)
-        let effects = steps.withdraw([album.id], on: &planner)
+        let effects = steps.withdraw([album.id], on: &planner, now: now)
         #expect(effects.cancels == [fetch.0])
         #expect(effects.deletes == [album.id])
         #expect(files.removed == [album.id])
@@ -149,7 +159,7 @@ struct SyncPlannerTests {
     @Test("Given one of two albums on a URL withdrawn, when withdrawn, then the fetch goes on for the other")
     mutating func withdrawOneOfTwo() throws {
         _ = steps.update([try album("x"), try album("y")], on: &planner, now: now)
-        let effects = steps.withdraw([try AlbumID(validating: "x")], on: &planner)
+        let effects = steps.withdraw([try AlbumID(validating: "x")], on: &planner, now: now)
         #expect(effects.cancels.isEmpty)
     }
 
@@ -164,8 +174,9 @@ struct SyncPlannerTests {
         #expect(planner.summary.pending == 1)
     }
 
-    @Test("Given albums known to the index but absent from the first scan, when it completes, then they are removed")
+    @Test("Given albums known to the index but absent from the first scan, and covers not kept (keep_removed 0), when it completes, then they are removed")
     mutating func startupPurge() throws {
+        planner.keepRemoved = .zero
         let gone = try album("gone")
         planner.load([IndexRow(album: gone, state: .cached, updatedAt: now)])
         _ = steps.update([try album("kept")], on: &planner, now: now)
@@ -232,6 +243,7 @@ struct SyncPlannerTests {
 
     @Test("Given a record file that cannot be read at start, when the scan completes, then its albums stay until the file goes")
     mutating func unreadableRecordKeepsAlbums() throws {
+        planner.keepRemoved = .zero
         let kept = try album("x")
         var row = IndexRow(album: kept, state: .cached, updatedAt: now)
         row.bytes = 100
@@ -243,7 +255,7 @@ struct SyncPlannerTests {
         #expect(effects.deletes.isEmpty)
         #expect(files.removed.isEmpty)
         #expect(planner.summary.cached == 1)
-        let gone = steps.recordsRemoved(["/r/a.json"], on: &planner)
+        let gone = steps.recordsRemoved(["/r/a.json"], on: &planner, now: now)
         #expect(gone.deletes == [kept.id])
         #expect(planner.summary.albums == 0)
     }

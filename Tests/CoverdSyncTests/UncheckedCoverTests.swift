@@ -51,7 +51,7 @@ struct UncheckedCoverTests {
         // Given
         let albums = try ["same", "gone", "touched", "withdrawn"].map { try album($0) }
         _ = seeCached(albums)
-        _ = steps.withdraw([albums[3].id], on: &planner)
+        _ = steps.withdraw([albums[3].id], on: &planner, now: now)
         // When
         let found = planner.differing(albums.map(\.id), found: [indexed, nil, touched, nil])
         // Then

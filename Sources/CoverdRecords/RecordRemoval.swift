@@ -1,0 +1,68 @@
+import CoverdBase
+import CoverdModel
+
+/// What taking one album out of its JSON record file comes to (contract §9,
+/// `coverd remove`): a file that held only that album goes; a list loses that
+/// entry and keeps every other byte, in the same form (an array stays an array).
+public enum RecordRemoval: Sendable, Equatable {
+    case deleteFile
+    case rewrite([UInt8])
+
+    /// Plans taking every entry of album `id` out of the record `bytes` read from `record`.
+    public static func plan(
+        removing id: AlbumID, from bytes: [UInt8], record: String, decoder: JSONRecordDecoder = JSONRecordDecoder()
+    ) throws(RecordRemovalError) -> RecordRemoval {
+        let name = splitPath(record).name
+        guard RecordFileKind(fileName: name) != .archive else { throw .archive(path: record) }
+        let contents: RecordContents
+        do {
+            contents = try decoder.decode(bytes, record: record)
+        } catch {
+            throw .unreadable(error)
+        }
+        let positions = contents.albums.filter { $0.id == id }.map(\.recordPosition)
+        guard !positions.isEmpty else { throw .notInFile(id: id, path: record) }
+        if positions.contains(where: \.isSingle) { return .deleteFile }
+        guard let entries = JSONRecordSpans.entries(in: bytes) else { throw .unfollowable(path: record) }
+        let doomed = Set(positions.compactMap(\.listEntry).map { $0 - 1 })
+        guard doomed.allSatisfy({ $0 < entries.count }) else { throw .unfollowable(path: record) }
+        if doomed.count == entries.count { return .deleteFile }
+        return .rewrite(cut(doomed, from: bytes, entries: entries))
+    }
+
+    /// `bytes` without the `doomed` entries: what precedes the list and
+    /// follows it stays, and two kept entries are joined by the separator the
+    /// first had after it, so the others keep their layout to the byte.
+    static func cut(_ doomed: Set<Int>, from bytes: [UInt8], entries: [Range<Int>]) -> [UInt8] {
+        let kept = entries.indices.filter { !doomed.contains($0) }
+        var result = Array(bytes[..<entries[0].lowerBound])
+        for (order, position) in kept.enumerated() {
+            result += bytes[entries[position]]
+            if order + 1 < kept.count {
+                result += bytes[entries[position].upperBound..<entries[position + 1].lowerBound]
+            }
+        }
+        result += bytes[entries[entries.count - 1].upperBound...]
+        return result
+    }
+}
+
+/// Why an album could not be taken out of its record file.
+public enum RecordRemovalError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// A binary archive (the app's `albums.bin`): coverd reads it but never writes it.
+    case archive(path: String)
+    case notInFile(id: AlbumID, path: String)
+    case unreadable(RecordFileError)
+    /// The file's list could not be followed byte by byte (it is not one coverd's decoder reads as a list).
+    case unfollowable(path: String)
+
+    public var description: String {
+        switch self {
+        case .archive(let path):
+            return "\(path) is a binary archive, which coverd reads but does not rewrite; remove the album in the app that wrote it"
+        case .notInFile(let id, let path): return "\(path) holds no album \(id)"
+        case .unreadable(let error): return "cannot read the record: \(error)"
+        case .unfollowable(let path): return "cannot find the album's entry in \(path) byte by byte; the file is left as it was"
+        }
+    }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import CoverdUndo
+
+/// `coverd undo`: puts back the most recent removal.
+struct UndoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "undo",
+        abstract: "Put back the album most recently removed with coverd remove; repeated, it goes further back.",
+        discussion: """
+            The record file is restored byte for byte, if it is still as the removal left it (or still absent); \
+            otherwise nothing is written and undo exits 1 naming the file. The last 50 removals are remembered.
+            """)
+
+    /// Accepted as every record command accepts it; the journal names each file it restores.
+    @OptionGroup var records: RecordsOptions
+    @OptionGroup var cache: CacheOptions
+    @OptionGroup var config: ConfigOptions
+
+    func run() throws {
+        try exitingOnFailure {
+            do {
+                switch try Undoer(cacheDirectory: try cache.directory(config: config)).undo() {
+                case .restored(let entry):
+                    print("restored \(entry.record) as it was before album \(entry.album) was removed")
+                case .hadNotHappened(let entry):
+                    print("the removal of album \(entry.album) had not reached \(entry.record) (it was interrupted): the file is as it was")
+                }
+            } catch {
+                printError("coverd: cannot undo: \(error)")
+                throw ExitCode.failure
+            }
+        }
+    }
+}

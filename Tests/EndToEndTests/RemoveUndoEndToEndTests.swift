@@ -1,0 +1,219 @@
+import CoverdTestSupport
+import Foundation
+import Testing
+
+extension World {
+    /// The JSON values of a record file: what `remove` must keep of the albums it leaves.
+    func jsonValue(_ name: String) throws -> NSArray {
+        let data = try Data(contentsOf: URL(fileURLWithPath: records + "/" + name))
+        return try #require(try JSONSerialization.jsonObject(with: data) as? NSArray)
+    }
+
+    func keptPath(_ id: String) -> String { cache + "/removed/" + id + ".png" }
+
+    /// A configuration file with `[cache] keep_removed` set to `seconds`.
+    func keepRemovedConfig(_ seconds: Int) throws -> String {
+        let path = directory.path + "/keep.toml"
+        try writeAtomically("[cache]\nkeep_removed = \(seconds)\n", to: path)
+        return path
+    }
+}
+
+@Suite("End to end: remove, undo and covers kept for removed albums")
+struct RemoveUndoEndToEndTests {
+    @Test("Given a list of three albums, when the middle one is removed, then the file keeps the other two as they were, and undo puts it back byte for byte")
+    func removeFromAListThenUndo() throws {
+        let world = try World()
+        let text = """
+            [
+              {"title": "One", "artist": "A", "cover_url": "http://h/1.png", "id": "one", "year": 1999},
+              {"title": "Two", "artist": "B", "cover_url": "http://h/2.png", "id": "two", "genre": "Pop"},
+              {"title": "Three \\u00e9", "artist": "C", "cover_url": "http://h/3.png", "id": "three"}
+            ]
+
+            """
+        try world.record("list.json", text)
+        let before = try world.jsonValue("list.json")
+
+        // When
+        let removed = try runCoverd(["remove", "two", "--records", world.records, "--cache", world.cache])
+
+        // Then
+        #expect(removed.status == 0, "\(removed.stderr)")
+        let after = try world.jsonValue("list.json")
+        #expect(after.count == 2)
+        #expect(after[0] as? NSDictionary == before[0] as? NSDictionary)
+        #expect(after[1] as? NSDictionary == before[2] as? NSDictionary)
+        let undone = try runCoverd(["undo", "--records", world.records, "--cache", world.cache])
+        #expect(undone.status == 0, "\(undone.stderr)")
+        #expect(readBytes(world.records + "/list.json") == Array(text.utf8))
+    }
+
+    @Test("Given a file holding only the album, when removed, then the file is gone, and undo brings it back byte for byte")
+    func removeASingleAlbumFile() throws {
+        let world = try World()
+        let text = #"{"title": "Solo", "artist": "A", "cover_url": "http://h/s.png", "id": "solo"}"#
+        try world.record("solo.json", text)
+
+        // When
+        let removed = try runCoverd(["remove", "solo", "--records", world.records, "--cache", world.cache])
+
+        // Then
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: world.records + "/solo.json"))
+        #expect(try runCoverd(["undo", "--cache", world.cache]).status == 0)
+        #expect(readBytes(world.records + "/solo.json") == Array(text.utf8))
+    }
+
+    @Test("Given an album from albums.bin, when removed, then coverd refuses with exit 1 saying why, and the archive is untouched")
+    func removeFromAnArchiveIsRefused() throws {
+        let world = try World()
+        let archive = try ArchiveFixture.archive([.init(title: "Archived", artist: "Artist", coverURL: "http://h/a.png")])
+        try writeAtomically([UInt8](archive), to: world.records + "/albums.bin")
+        let daemon = try world.startDaemon()
+        let id = try #require(try daemon.waitForStatus("the album indexed") { $0.albums == 1 }.entries.first?.id)
+        #expect(try daemon.stop() == 0)
+
+        // When
+        let result = try runCoverd(["remove", id, "--records", world.records, "--cache", world.cache])
+
+        // Then
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("binary archive"), "\(result.stderr)")
+        #expect(readBytes(world.records + "/albums.bin") == [UInt8](archive))
+    }
+
+    @Test("Given two albums removed from a running daemon's records, when undone twice across a restart, then both files and both covers come back with no request to the server")
+    func twoUndosAcrossARestart() throws {
+        let world = try World()
+        try world.recordAlbums(3, seed: 40)
+        try world.cover("solo.png", seed: 50)
+        try world.record("solo.json", world.album("Solo", world.server.url("solo.png"), extra: #", "id": "solo""#))
+        let originalList = try #require(readBytes(world.records + "/a.json"))
+        let originalSolo = try #require(readBytes(world.records + "/solo.json"))
+        let daemon = try world.startDaemon()
+        let synced = try daemon.waitForStatus("four cached") { $0.cached == 4 }
+        let listed = try #require(synced.entries.first { $0.title == "Album 1" }?.id)
+        let soloCover = try #require(readBytes(world.coverPath("solo")))
+        let listedCover = try #require(readBytes(world.coverPath(listed)))
+
+        // When
+        #expect(try runCoverd(["remove", listed, "--records", world.records, "--cache", world.cache]).status == 0)
+        #expect(try runCoverd(["remove", "solo", "--records", world.records, "--cache", world.cache]).status == 0)
+        try daemon.waitForStatus("both removed") { $0.albums == 2 }
+        #expect(readBytes(world.keptPath("solo")) == soloCover && readBytes(world.coverPath("solo")) == nil)
+        #expect(try daemon.stop() == 0)
+        let requests = try world.server.requests().total
+        let restarted = try world.startDaemon()
+        try restarted.waitUntilReady()
+        #expect(try runCoverd(["undo", "--cache", world.cache]).status == 0)
+        #expect(try runCoverd(["undo", "--cache", world.cache]).status == 0)
+
+        // Then
+        try restarted.waitForStatus("four cached again") { $0.cached == 4 && $0.albums == 4 }
+        #expect(readBytes(world.records + "/a.json") == originalList)
+        #expect(readBytes(world.records + "/solo.json") == originalSolo)
+        #expect(readBytes(world.coverPath("solo")) == soloCover)
+        #expect(readBytes(world.coverPath(listed)) == listedCover)
+        #expect(try world.server.requests().total == requests, "no cover downloaded again")
+        #expect(try restarted.stop() == 0)
+    }
+
+    @Test("Given a cached album whose record file is deleted by hand and written back, when synced, then its cover comes back with no request")
+    func deletedAndWrittenBackCostsNothing() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 60)
+        let text = world.album("Back", world.server.url("c.png"), extra: #", "id": "back""#)
+        try world.record("back.json", text)
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+        let requests = try world.server.requests().total
+
+        // When
+        #expect(unlink(world.records + "/back.json") == 0)
+        try daemon.waitForStatus("removed") { $0.albums == 0 }
+        try world.record("back.json", text)
+
+        // Then
+        try daemon.waitForStatus("cached again") { $0.cached == 1 }
+        #expect(try world.server.requests().total == requests)
+        #expect(daemon.log.contains("came back"), "the log says the cover came back")
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a file changed after remove, when undo runs, then it refuses with exit 1 naming the file, and leaves it untouched")
+    func undoRefusesAChangedFile() throws {
+        let world = try World()
+        try world.record("list.json", #"[{"title": "A", "artist": "X", "cover_url": "http://h/a.png", "id": "a"}, {"title": "B", "artist": "Y", "cover_url": "http://h/b.png", "id": "b"}]"#)
+        #expect(try runCoverd(["remove", "a", "--records", world.records, "--cache", world.cache]).status == 0)
+        let edited = #"[{"title": "B", "artist": "Y", "cover_url": "http://h/b2.png", "id": "b"}]"#
+        try world.record("list.json", edited)
+
+        // When
+        let result = try runCoverd(["undo", "--cache", world.cache])
+
+        // Then
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(world.records + "/list.json") && result.stderr.contains("changed"), "\(result.stderr)")
+        #expect(readBytes(world.records + "/list.json") == Array(edited.utf8))
+    }
+
+    @Test("Given keep_removed of a few seconds, when a cached album is removed, then its kept cover is deleted once that time is up")
+    func shortKeepRemovedPurges() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 70)
+        try world.record("gone.json", world.album("Gone", world.server.url("c.png"), extra: #", "id": "gone""#))
+        let daemon = try world.startDaemon(["--config", try world.keepRemovedConfig(2)])
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+
+        // When
+        #expect(try runCoverd(["remove", "gone", "--records", world.records, "--cache", world.cache]).status == 0)
+
+        // Then
+        try waitUntil("the cover kept") { readBytes(world.keptPath("gone")) != nil }
+        let removed = try runCoverd(["status", "--removed", "--json", "--cache", world.cache, "--config", try world.keepRemovedConfig(2)])
+        #expect(removed.stdout.contains("\"id\": \"gone\""), "\(removed.stdout)")
+        try waitUntil("the kept cover deleted", timeout: 30) { !FileManager.default.fileExists(atPath: world.keptPath("gone")) }
+        try waitUntil("its row gone") {
+            try runCoverd(["status", "--removed", "--json", "--cache", world.cache]).stdout.contains("\"id\": \"gone\"") == false
+        }
+        #expect(try daemon.status().albums == 0)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given coverd remove killed between writing its undo entry and changing the record, when undo runs, then nothing is lost")
+    func killedBetweenJournalAndRecord() throws {
+        let world = try World()
+        let text = #"[{"title": "A", "artist": "X", "cover_url": "http://h/a.png", "id": "a"}, {"title": "B", "artist": "Y", "cover_url": "http://h/b.png", "id": "b"}]"#
+        try world.record("list.json", text)
+        // strace holds the second rename (the record's) for a minute: the undo entry's is the first.
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+        process.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:delay_enter=60000000:when=2",
+                             coverdBinary, "remove", "a", "--records", world.records, "--cache", world.cache]
+        try process.run()
+        try waitUntil("the undo entry written", timeout: 30) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: world.cache + "/undo")) ?? []).contains { $0.hasSuffix(".undo") }
+        }
+
+        // When: coverd itself is killed (strace's child; killing strace would let it run on)
+        let child = try waitFor("coverd under strace") { () -> Int32? in
+            let children = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children", encoding: .utf8)) ?? ""
+            return children.split(separator: " ").first.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        kill(child, SIGKILL)
+        // Then strace, which would sit out its injected delay first: detached, coverd dies of the
+        // SIGKILL already pending, before it runs another instruction.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try waitUntil("coverd gone") { kill(child, 0) != 0 }
+        #expect(readBytes(world.records + "/list.json") == Array(text.utf8), "the record was not changed before the kill")
+        let result = try runCoverd(["undo", "--cache", world.cache])
+
+        // Then
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("had not reached"), "\(result.stdout)")
+        #expect(readBytes(world.records + "/list.json") == Array(text.utf8))
+        #expect(try runCoverd(["undo", "--cache", world.cache]).status == 1, "the journal is empty again")
+    }
+}
