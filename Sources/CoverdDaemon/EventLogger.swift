@@ -66,7 +66,9 @@ public final class EventLogger: Sendable {
             },
             on(CoverRestored.self) { message in
                 var metadata = EventLogger.fields(of: message.album, url: message.album.coverURL)
-                metadata["event"] = "cover_restored"
+                // The contract's events are a closed set: a cover back from keeping is cached, and says how.
+                metadata["event"] = "cover_cached"
+                metadata["restored"] = "kept"
                 logger.info("album \(message.album.id) came back: its kept cover is \(message.path) again, without a download", metadata: metadata)
             },
             on(KeptCoversPurged.self) { message in

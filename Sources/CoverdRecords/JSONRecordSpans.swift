@@ -25,7 +25,11 @@ struct JSONRecordSpans {
         if bytes[index] == UInt8(ascii: "[") { return arrayEntries() }
         guard bytes[index] == UInt8(ascii: "{") else { return nil }
         index += 1
-        // {"albums": [...]}: the members in order, until the "albums" array.
+        // {"albums": [...]}: every member in order; a repeated "albums" key is
+        // followed to its last one, as the decoder keeps the last.
+        var found: [Range<Int>]?
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { return nil }
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { return nil }
@@ -36,12 +40,18 @@ struct JSONRecordSpans {
             guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { return nil }
             index += 1
             skipWhitespace()
-            if key.elementsEqual(#""albums""#.utf8), index < bytes.count, bytes[index] == UInt8(ascii: "[") {
-                return arrayEntries()
+            if key.elementsEqual(#""albums""#.utf8) {
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "[") else { return nil }
+                guard let entries = arrayEntries() else { return nil }
+                index += 1  // past the array's "]"
+                found = entries
+            } else {
+                guard skipValue() else { return nil }
             }
-            guard skipValue() else { return nil }
             skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: ",") else { return nil }
+            guard index < bytes.count else { return nil }
+            if bytes[index] == UInt8(ascii: "}") { return found }
+            guard bytes[index] == UInt8(ascii: ",") else { return nil }
             index += 1
         }
     }

@@ -27,7 +27,17 @@ public enum RecordRemoval: Sendable, Equatable {
         let doomed = Set(positions.compactMap(\.listEntry).map { $0 - 1 })
         guard doomed.allSatisfy({ $0 < entries.count }) else { throw .unfollowable(path: record) }
         if doomed.count == entries.count { return .deleteFile }
-        return .rewrite(cut(doomed, from: bytes, entries: entries))
+        let rewritten = cut(doomed, from: bytes, entries: entries)
+        try check(rewritten, holds: contents.albums.map(\.id).filter { $0 != id }, record: record, decoder: decoder)
+        return .rewrite(rewritten)
+    }
+
+    /// The byte walk and the decoder must agree: the new file holds exactly
+    /// the other albums, in their order, or it is not written at all.
+    static func check(_ rewritten: [UInt8], holds expected: [AlbumID], record: String, decoder: JSONRecordDecoder) throws(RecordRemovalError) {
+        guard let left = try? decoder.decode(rewritten, record: record), left.albums.map(\.id) == expected else {
+            throw .unfollowable(path: record)
+        }
     }
 
     /// `bytes` without the `doomed` entries: what precedes the list and

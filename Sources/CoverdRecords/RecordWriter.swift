@@ -1,14 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CoverdBase
 import CoverdModel
 
-/// Writes one album as a record file, atomically: a hidden temporary file
-/// (which the watcher ignores) is written, flushed and renamed to
-/// `<id>.json`, so the watcher only ever sees the complete record.
+/// Writes one album as a record file, atomically (`writeFileDurably`: a
+/// hidden temporary file, which the watcher ignores, flushed and renamed to
+/// `<id>.json`), so the watcher only ever sees the complete record.
 public struct RecordWriter: Sendable {
     public let directory: String
 
@@ -33,16 +28,10 @@ public struct RecordWriter: Sendable {
         if includeID { fields.append("\"id\": \(JSONText.quote(album.id.rawValue))") }
         let text = "{\n  " + fields.joined(separator: ",\n  ") + "\n}\n"
         let target = path(for: album)
-        let temporary = join(directory, ".\(album.id.rawValue).json.\(getpid()).tmp")
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw SystemError("create", path: temporary) }
-        var failure = Array(text.utf8).withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: temporary, code: $0) }
-        if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
-        close(fd)
-        if failure == nil && rename(temporary, target) != 0 { failure = SystemError("rename", path: target) }
-        if let failure {
-            unlink(temporary)
-            throw failure
+        do {
+            try writeFileDurably(Array(text.utf8), to: target)
+        } catch {
+            throw error.error
         }
         return target
     }

@@ -88,23 +88,27 @@ public struct CoverVerifier: Sendable {
             report.problems.append(VerifyProblem(path: path, reason: "missing (the index says cached)"))
             bad[row.id] = "missing"
         }
-        // The covers kept for albums that left the records: a bad one is reported; should its
-        // album come back, the cover is looked at as it is moved back, and fetched again.
-        let kept = Set(rows.filter { $0.removedAt != nil }.map(\.id))
-        for id in kept.sorted() {
+        // The covers kept for albums that left the records: a bad or missing one is reported and
+        // dropped with its row, so it is fetched again should its album come back, and the next verify is clean.
+        var dropped: [IndexChange] = []
+        for id in Set(rows.filter { $0.removedAt != nil }.map(\.id)).sorted() {
             let path = store.keptPath(for: id)
             report.checked += 1
+            let reason: String
             do {
                 _ = try validator.validate(try readRegularFile(path, limit: maxBytes))
+                continue
             } catch let error as PNGValidationError {
-                report.problems.append(VerifyProblem(path: path, reason: "\(error) (kept for a removed album)"))
+                reason = "\(error)"
             } catch .cannotOpen(let code) as FileReadError where code == ENOENT {
-                report.problems.append(VerifyProblem(path: path, reason: "missing (the index keeps it for a removed album)"))
+                reason = "missing"
             } catch {
-                report.problems.append(VerifyProblem(path: path, reason: "cannot read: \(error) (kept for a removed album)"))
+                reason = "cannot read: \(error)"
             }
+            report.problems.append(VerifyProblem(path: path, reason: "\(reason) (kept for a removed album; dropped, so it is fetched again if the album comes back)"))
+            dropped.append(.delete(id))
         }
-        let changes: [IndexChange] = rows.compactMap { row in
+        var changes: [IndexChange] = rows.compactMap { row in
             guard row.state == .cached, row.removedAt == nil, let reason = bad[row.id] else { return nil }
             var marked = row
             marked.state = .failed
@@ -113,13 +117,17 @@ public struct CoverVerifier: Sendable {
             return .upsert(marked)
         }
         report.markable = changes.count
+        changes += dropped
         guard !changes.isEmpty, report.markingFailure == nil, report.indexFailure == nil, let index else { return report }
         do {
             try index.apply(changes)
-            report.marked = changes.count
+            report.marked = report.markable
         } catch {
             report.markingFailure = error
+            return report
         }
+        // The rows went first: a file without a row is swept by the daemon's next start, never the reverse.
+        for case .delete(let id) in dropped { store.purgeKept(id) }
         return report
     }
 }

@@ -13,8 +13,7 @@ extension CoverCoordinator {
         if message.reason == .startup {
             // Kept covers no row keeps (a crash came between a move into removed/ and its row's
             // change, and the album is in the records after all) are deleted once the scan is settled.
-            let keptIDs = state.withLock { Set($0.planner.kept.rows.keys) }
-            for id in store.keptIDs() where !keptIDs.contains(id) { store.purgeKept(id) }
+            run { planner, steps, _ in steps.sweepKept(on: &planner) }
             let ids = state.withLock { $0.planner.takeUnchecked() }
             return checkCachedCovers(ids, flagged: [], by: cachedCovers, announced: true)
         }

@@ -17,8 +17,13 @@ struct CoverFileSteps<Files: CoverFiles> {
 
     func update(_ albums: [Album], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
         let checks = files.check(planner.coversToCheck(before: albums))
-        let restored = files.restore(planner.keptToRestore(albums))
+        let restored = files.restore(planner.keptToRestore(albums, now: now))
         return files.carryOut(planner.update(albums, checks: checks, restored: restored, now: now))
+    }
+
+    /// Deletes the kept covers in `removed/` that no row keeps.
+    func sweepKept(on planner: inout SyncPlanner) -> [SyncEffect] {
+        files.carryOut(planner.orphanedKept(files.keptIDs()))
     }
 
     func withdraw(_ ids: [AlbumID], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {

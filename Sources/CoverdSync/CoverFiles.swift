@@ -53,6 +53,8 @@ protocol CoverFiles {
     /// Moves a kept cover back into `covers/`; false when it is not there.
     func restoreKept(_ id: AlbumID) -> Bool
     func purgeKept(_ id: AlbumID)
+    /// The ids of the covers in `removed/`.
+    func keptIDs() -> [AlbumID]
     /// The room there is now for new covers.
     func freeSpace() -> FreeSpace
 }
@@ -69,7 +71,9 @@ extension CoverFiles {
     func restore(_ requests: [FileCheckRequest]) -> [AlbumID: CachedFileCheck] {
         var checks: [AlbumID: CachedFileCheck] = [:]
         for request in requests {
-            checks[request.id] = restoreKept(request.id) ? check(request.id, expected: request.expected) : .missing
+            // Looked at even when the move fails: a crash after an earlier move may have left it in `covers/` already.
+            _ = restoreKept(request.id)
+            checks[request.id] = check(request.id, expected: request.expected)
         }
         return checks
     }

@@ -65,6 +65,10 @@ struct DiskCoverFiles: CoverFiles, Sendable {
         store.keep(id)
     }
 
+    func keptIDs() -> [AlbumID] {
+        store.keptIDs()
+    }
+
     func restoreKept(_ id: AlbumID) -> Bool {
         store.restoreKept(id)
     }

@@ -99,14 +99,22 @@ struct SyncPlanner {
     /// Of `albums`, those coming back whose cover was kept, with the same job:
     /// their covers are to be moved back into `covers/` and looked at before
     /// `update` (`CoverFileSteps`).
-    func keptToRestore(_ albums: [Album]) -> [FileCheckRequest] {
+    func keptToRestore(_ albums: [Album], now: Date) -> [FileCheckRequest] {
         guard kept.count > 0 else { return [] }
         return albums.compactMap { album in
-            guard tracked[album.id] == nil, let row = kept.row(album.id), row.hasSameJob(as: album) else { return nil }
+            guard tracked[album.id] == nil, let row = kept.row(album.id), row.hasSameJob(as: album),
+                let removedAt = row.removedAt, removedAt.addingTimeInterval(keepRemoved.seconds) > now  // Due covers are purged, not restored.
+            else { return nil }
             var expected = row
             expected.removedAt = nil
             return FileCheckRequest(id: album.id, expected: expected)
         }
+    }
+
+    /// Of the covers `found` in `removed/`, those no kept row accounts for (a
+    /// crash came between a move and its row's change): to be deleted.
+    func orphanedKept(_ found: [AlbumID]) -> [SyncEffect] {
+        found.filter { kept.row($0) == nil }.sorted().map { .purgeKept($0) }
     }
 
     // MARK: Records
@@ -162,7 +170,7 @@ struct SyncPlanner {
             if let keptRow = kept.take(album.id) {
                 added.append(album)
                 guard let check = restored[album.id] else {
-                    // Another URL or lookup now: the kept cover is not this album's any more.
+                    // Another URL or lookup now, or kept past keep_removed: the kept cover is not to come back.
                     effects.append(.purgeKept(album.id))
                     track(album, previous: nil, trustingIndex: false, check: nil, now: now, effects: &effects)
                     continue

@@ -29,10 +29,13 @@ public struct AlbumRemover: Sendable {
         public var record: String
         /// True when the file held only that album and was deleted.
         public var deletedFile: Bool
+        /// What the user should know though the removal was made (another file that holds the album too).
+        public var warnings: [String]
     }
 
     public func remove(_ id: AlbumID, now: Date = Date()) throws(UndoError) -> Removal {
-        let record = try recordFile(of: id)
+        var warnings: [String] = []
+        let record = try recordFile(of: id, warnings: &warnings)
         let journal = UndoJournal(cacheDirectory: cacheDirectory)
         return try journal.locked { () throws(UndoError) -> Removal in
             // Read under the lock: what the journal keeps is what the file is when it changes.
@@ -46,32 +49,72 @@ public struct AlbumRemover: Sendable {
             let after: [UInt8]? = if case .rewrite(let rewritten) = plan { rewritten } else { nil }
             let entry: UndoEntry
             do throws(UndoJournalError) {
-                entry = try journal.append(UndoEntry(record: record, album: id, mode: mode, before: bytes, after: after, removedAt: now))
+                entry = try journal.append(
+                    UndoEntry(record: record, album: id, mode: mode, before: bytes, after: after.map(UndoEntry.Fingerprint.init), removedAt: now))
             } catch {
                 throw .journal(error)
             }
-            do throws(SystemError) {
+            do throws(DurableFileError) {
                 if let after {
                     try writeFileDurably(after, to: record, mode: mode_t(mode))
                 } else {
                     try removeFileDurably(record)
                 }
+            } catch where error.changed {
+                // The removal is made and undoable; only its durability is in doubt.
+                throw .notFlushed(record: record, error.error)
             } catch {
-                // The file is as it was: its entry would only make the next undo report a removal that never was.
-                do throws(UndoJournalError) {
-                    try journal.discard(entry)
-                } catch let leftover {
-                    throw .writeLeftEntry(error, leftover)
-                }
-                throw .write(error)
+                try forget(entry, unless: record, changedFrom: bytes, by: error.error, journal: journal)
             }
-            return Removal(record: record, deletedFile: after == nil)
+            sweepTemporaries(of: record)
+            do throws(UndoJournalError) {
+                try journal.prune()
+            } catch {
+                throw .journal(error)
+            }
+            if let other = RecordSearch(directory: recordsDirectory, reader: RecordFileReader(limits: limits)).file(holding: id, skipping: record) {
+                warnings.append("\(other) holds album \(id) too, so the daemon keeps it; remove it again to take it out of that file")
+            }
+            return Removal(record: record, deletedFile: after == nil, warnings: warnings)
         }
     }
 
-    /// The record file that holds `id`: the one the index names, if it does, else the first found by reading them.
-    private func recordFile(of id: AlbumID) throws(UndoError) -> String {
-        if let indexed = try indexedRecord(of: id), (try? read(indexed)).map({ contains(id, $0.bytes, indexed) }) == true {
+    /// After a failed write: the entry goes if the file is still as it was (it
+    /// would only make the next undo report a removal that never was), and
+    /// stays if anything else changed the file meanwhile.
+    private func forget(
+        _ entry: UndoEntry, unless record: String, changedFrom bytes: [UInt8], by failure: SystemError, journal: UndoJournal
+    ) throws(UndoError) -> Never {
+        guard (try? readRegularFile(record, limit: limits.maxFileBytes)) == bytes else {
+            throw .writeLeftEntry(failure, nil)
+        }
+        do throws(UndoJournalError) {
+            try journal.discard(entry)
+        } catch {
+            throw .writeLeftEntry(failure, error)
+        }
+        throw .write(failure)
+    }
+
+    /// Deletes temporary files a killed `coverd remove` or `undo` left beside
+    /// `record` (`.<name>.<pid>-<random>.tmp`, whose process is gone); under the journal's lock, none is being written.
+    private func sweepTemporaries(of record: String) {
+        let (directory, name) = splitPath(record)
+        let prefix = ".\(name)."
+        for entry in listDirectory(directory) ?? [] {
+            guard let file = entry.name, file.hasPrefix(prefix), file.hasSuffix(".tmp") else { continue }
+            let middle = file.dropFirst(prefix.count).dropLast(".tmp".count)
+            guard let dash = middle.firstIndex(of: "-"), let pid = pid_t(middle[..<dash]), pid > 0 else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(join(directory, file)) }
+        }
+    }
+
+    /// The record file that holds `id`: the one the index names, if it is
+    /// under the records directory and holds it, else the first found by reading them.
+    private func recordFile(of id: AlbumID, warnings: inout [String]) throws(UndoError) -> String {
+        if let indexed = indexedRecord(of: id, warnings: &warnings), indexed.hasPrefix(recordsDirectory.hasSuffix("/") ? recordsDirectory : recordsDirectory + "/"),
+            (try? read(indexed)).map({ contains(id, $0.bytes, indexed) }) == true
+        {
             return indexed
         }
         guard let found = RecordSearch(directory: recordsDirectory, reader: RecordFileReader(limits: limits)).file(holding: id) else {
@@ -80,12 +123,14 @@ public struct AlbumRemover: Sendable {
         return found
     }
 
-    private func indexedRecord(of id: AlbumID) throws(UndoError) -> String? {
+    /// The file the index says holds `id`; nil when it has no such row or cannot be read, since the search finds the file too.
+    private func indexedRecord(of id: AlbumID, warnings: inout [String]) -> String? {
         guard access(join(cacheDirectory, CoverIndex.fileName), F_OK) == 0 else { return nil }
         do {
             return try CoverIndex(cacheDirectory: cacheDirectory, readOnly: true).rows().first { $0.id == id }?.record
         } catch {
-            throw .index(error)
+            warnings.append("the cover index cannot be read (\(error)); the records were searched instead")
+            return nil
         }
     }
 
@@ -95,9 +140,14 @@ public struct AlbumRemover: Sendable {
         return (try? decoder.decode(bytes, record: record))?.albums.contains { $0.id == id } ?? false
     }
 
+    /// The record's bytes and mode. A symbolic link or a file with other hard
+    /// links is refused: the rewrite replaces the name it is given, so the
+    /// file the other names reach would keep the album.
     private func read(_ record: String) throws(UndoError) -> (bytes: [UInt8], mode: UInt32) {
         var info = stat()
-        guard stat(record, &info) == 0 else { throw .unreadableRecord(path: record, .cannotOpen(errno: errno)) }
+        guard lstat(record, &info) == 0 else { throw .unreadableRecord(path: record, .cannotOpen(errno: errno)) }
+        if info.st_mode & S_IFMT == S_IFLNK { throw .symbolicLink(record: record, target: linkTarget(record)) }
+        if info.st_nlink > 1 { throw .hardLinked(record: record, links: Int(info.st_nlink)) }
         do {
             return (try readRegularFile(record, limit: limits.maxFileBytes), UInt32(info.st_mode & 0o7777))
         } catch {

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import CoverdBase
 import CoverdModel
 import CoverdRecords
@@ -9,24 +14,38 @@ struct RecordSearch {
     let directory: String
     let reader: RecordFileReader
 
-    /// The first record file, in name order, that holds album `id`.
-    func file(holding id: AlbumID) -> String? {
-        var folders = [directory]
-        while let folder = folders.popLast() {
-            guard let entries = listDirectory(folder) else { continue }
-            for entry in entries.sorted(by: { $0.displayName < $1.displayName }) {
-                guard let name = entry.name, !name.hasPrefix(".") else { continue }
-                let path = join(folder, name)
-                if entry.type == 4 /* DT_DIR */ {
-                    folders.append(path)
-                    continue
-                }
-                guard let kind = RecordFileKind(fileName: name) else { continue }
-                // A file that cannot be read holds nothing removable; the daemon reports it.
-                guard let contents = try? reader.read(path, kind: kind) else { continue }
-                if contents.albums.contains(where: { $0.id == id }) { return path }
-            }
+    /// The first record file, in the order of their full paths, that holds album `id`, other than `skipping`.
+    func file(holding id: AlbumID, skipping: String? = nil) -> String? {
+        for path in recordFiles().sorted() where path != skipping {
+            guard let kind = RecordFileKind(fileName: splitPath(path).name) else { continue }
+            // A file that cannot be read holds nothing removable; the daemon reports it.
+            guard let contents = try? reader.read(path, kind: kind) else { continue }
+            if contents.albums.contains(where: { $0.id == id }) { return path }
         }
         return nil
+    }
+
+    /// Every record file under the directory, hidden files and folders left out as the watcher leaves them.
+    private func recordFiles() -> [String] {
+        var files: [String] = []
+        var folders = [directory]
+        while let folder = folders.popLast() {
+            for entry in listDirectory(folder) ?? [] {
+                guard let name = entry.name, !name.hasPrefix(".") else { continue }
+                let path = join(folder, name)
+                var type = entry.type
+                if type == 0 /* DT_UNKNOWN: some file systems do not say */ {
+                    var info = stat()
+                    guard lstat(path, &info) == 0 else { continue }
+                    type = info.st_mode & S_IFMT == S_IFDIR ? 4 : 8
+                }
+                if type == 4 /* DT_DIR */ {
+                    folders.append(path)
+                } else if RecordFileKind(fileName: name) != nil {
+                    files.append(path)
+                }
+            }
+        }
+        return files
     }
 }

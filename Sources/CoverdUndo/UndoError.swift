@@ -11,13 +11,19 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
     case removal(RecordRemovalError)
     case unreadableRecord(path: String, FileReadError)
     case write(SystemError)
-    /// The write failed and the journal's entry for it could not be taken back either.
-    case writeLeftEntry(SystemError, UndoJournalError)
+    /// The write failed and the journal's entry for it stays: the file changed meanwhile, or the entry could not be taken back.
+    case writeLeftEntry(SystemError, UndoJournalError?)
+    /// The change was made, but flushing its directory failed, so a crash could still take it back.
+    case notFlushed(record: String, SystemError)
+    case symbolicLink(record: String, target: String)
+    case hardLinked(record: String, links: Int)
     case index(IndexError)
     case journal(UndoJournalError)
     case nothingToUndo(journal: String)
     /// The record file is neither as the removal left it nor as it was before: someone changed it since.
-    case changedSince(record: String, album: AlbumID, removedAt: Date)
+    case changedSince(record: String, album: AlbumID, removedAt: Date, entry: String)
+    /// The newest entry cannot be read; `undo --skip` sets it aside.
+    case unusableEntry(UndoJournalError)
 
     public var description: String {
         switch self {
@@ -25,14 +31,25 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
         case .removal(let error): return "\(error)"
         case .unreadableRecord(let path, let error): return "cannot read \(path): \(UndoError.describe(error))"
         case .write(let error): return "\(error); the record file is as it was"
-        case .writeLeftEntry(let error, let journal):
+        case .writeLeftEntry(let error, let journal?):
             return "\(error); the record file is as it was, but its undo entry stays (\(journal)): the next undo will say the removal had not happened"
+        case .writeLeftEntry(let error, nil):
+            return "\(error); the record file was changed by something else meanwhile, so its undo entry stays"
+        case .notFlushed(let record, let error):
+            return "the album was taken out of \(record), but \(error), so a crash could bring it back; coverd undo can put it back"
+        case .symbolicLink(let record, let target):
+            return "\(record) is a symbolic link to \(target); rewriting it would replace the link, so remove the album from \(target) by hand"
+        case .hardLinked(let record, let links):
+            return "\(record) has \(links) hard links; rewriting it would leave the album in the others, so edit it by hand"
         case .index(let error): return "\(error)"
         case .journal(let error): return "\(error)"
         case .nothingToUndo(let journal): return "nothing to undo (the undo journal \(journal) is empty)"
-        case .changedSince(let record, let album, let removedAt):
+        case .changedSince(let record, let album, let removedAt, let entry):
             return "\(record) has changed since album \(album) was removed from it (\(removedAt)); nothing was restored, "
-                + "so those changes are kept. Put the album back with coverd add, or edit the file."
+                + "so those changes are kept. Put the album back with coverd add, or edit the file; "
+                + "coverd undo --skip sets this removal (\(entry)) aside to undo older ones."
+        case .unusableEntry(let error):
+            return "\(error); coverd undo --skip sets it aside to undo older removals"
         }
     }
 

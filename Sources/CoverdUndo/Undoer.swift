@@ -20,7 +20,7 @@ public struct Undoer: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// The record file is as it was before the removal again.
         case restored(UndoEntry)
-        /// The removal never reached the file (a crash between the journal and the file): it is already as it was.
+        /// The removal never reached the file (a crash between the journal and the file): it is already as it was before the removal.
         case hadNotHappened(UndoEntry)
     }
 
@@ -31,22 +31,24 @@ public struct Undoer: Sendable {
             do throws(UndoJournalError) {
                 newest = try journal.newest()
             } catch {
-                throw .journal(error)
+                throw .unusableEntry(error)
             }
             guard let entry = newest else { throw .nothingToUndo(journal: journal.directory) }
             let current = try read(entry.record)
             let outcome: Outcome
-            if current == entry.after {
-                do throws(SystemError) {
+            if let current, current == entry.before {
+                outcome = .hadNotHappened(entry)
+            } else if current.map({ entry.after?.matches($0) ?? false }) ?? (entry.after == nil) {
+                do throws(DurableFileError) {
                     try writeFileDurably(entry.before, to: entry.record, mode: mode_t(entry.mode))
+                } catch where error.changed {
+                    throw .notFlushed(record: entry.record, error.error)
                 } catch {
-                    throw .write(error)
+                    throw .write(error.error)
                 }
                 outcome = .restored(entry)
-            } else if current == entry.before {
-                outcome = .hadNotHappened(entry)
             } else {
-                throw .changedSince(record: entry.record, album: entry.album, removedAt: entry.removedAt)
+                throw .changedSince(record: entry.record, album: entry.album, removedAt: entry.removedAt, entry: journal.path(of: entry.sequence))
             }
             do throws(UndoJournalError) {
                 try journal.discard(entry)
@@ -57,8 +59,27 @@ public struct Undoer: Sendable {
         }
     }
 
-    /// The file's bytes; nil when there is no such file.
+    /// Sets the newest removal aside without restoring it (its file changed
+    /// since, or its entry is damaged), so the next undo goes further back;
+    /// returns where the entry now is, or nil when the journal was empty.
+    public func skipNewest() throws(UndoError) -> String? {
+        let journal = UndoJournal(cacheDirectory: cacheDirectory)
+        return try journal.locked { () throws(UndoError) -> String? in
+            do throws(UndoJournalError) {
+                return try journal.skipNewest()
+            } catch {
+                throw .journal(error)
+            }
+        }
+    }
+
+    /// The file's bytes; nil when there is no such file. A symbolic link is
+    /// refused, as the restore would replace it.
     private func read(_ path: String) throws(UndoError) -> [UInt8]? {
+        var info = stat()
+        if lstat(path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK {
+            throw .symbolicLink(record: path, target: linkTarget(path))
+        }
         do {
             return try readRegularFile(path, limit: 1 << 30)
         } catch .cannotOpen(let code) where code == ENOENT {

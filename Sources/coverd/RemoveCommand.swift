@@ -36,6 +36,7 @@ struct RemoveCommand: ParsableCommand {
             do {
                 let removal = try remover.remove(try AlbumID(validating: id))
                 print(removal.deletedFile ? "removed \(id): deleted \(removal.record), which held only it" : "removed \(id) from \(removal.record)")
+                for warning in removal.warnings { printError("coverd: warning: \(warning)") }
             } catch {
                 printError("coverd: cannot remove \(id): \(error)")
                 throw ExitCode.failure

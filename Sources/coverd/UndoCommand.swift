@@ -8,8 +8,13 @@ struct UndoCommand: ParsableCommand {
         abstract: "Put back the album most recently removed with coverd remove; repeated, it goes further back.",
         discussion: """
             The record file is restored byte for byte, if it is still as the removal left it (or still absent); \
-            otherwise nothing is written and undo exits 1 naming the file. The last 50 removals are remembered.
+            otherwise nothing is written and undo exits 1 naming the file. The last 50 removals are remembered \
+            (at least 20 when the record files are large). --skip sets the most recent removal aside without \
+            restoring it, when its file has changed since or its journal entry is damaged, so undo can go further back.
             """)
+
+    @Flag(help: "Set the most recent removal aside without restoring it, so the next undo goes further back.")
+    var skip = false
 
     /// Accepted as every record command accepts it; the journal names each file it restores.
     @OptionGroup var records: RecordsOptions
@@ -19,11 +24,17 @@ struct UndoCommand: ParsableCommand {
     func run() throws {
         try exitingOnFailure {
             do {
-                switch try Undoer(cacheDirectory: try cache.directory(config: config)).undo() {
+                let undoer = Undoer(cacheDirectory: try cache.directory(config: config))
+                if skip {
+                    guard let aside = try undoer.skipNewest() else { throw UndoError.nothingToUndo(journal: UndoJournal(cacheDirectory: undoer.cacheDirectory).directory) }
+                    print("set aside \(aside); the next undo goes further back")
+                    return
+                }
+                switch try undoer.undo() {
                 case .restored(let entry):
                     print("restored \(entry.record) as it was before album \(entry.album) was removed")
                 case .hadNotHappened(let entry):
-                    print("the removal of album \(entry.album) had not reached \(entry.record) (it was interrupted): the file is as it was")
+                    print("the removal of album \(entry.album) had not reached \(entry.record) (it was interrupted): the file is already as it was before the removal")
                 }
             } catch {
                 printError("coverd: cannot undo: \(error)")

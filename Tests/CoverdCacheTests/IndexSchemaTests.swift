@@ -78,4 +78,56 @@ struct IndexSchemaTests {
         }
         #expect(try IndexSchema.version(of: SQLiteConnection(path: path, readOnly: true)) == 9)
     }
+
+    /// An index as coverd with lookups but before remove and undo wrote it: schema version 2.
+    func makeVersion2Index() throws -> String {
+        let path = directory.path + "/" + CoverIndex.fileName
+        let db = try SQLiteConnection(path: path, readOnly: false)
+        try db.execute("""
+            CREATE TABLE albums (
+                id TEXT PRIMARY KEY NOT NULL, title TEXT NOT NULL, artist TEXT NOT NULL, year TEXT, genre TEXT,
+                cover_url TEXT, mbid TEXT, release_group_mbid TEXT, record TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('pending', 'cached', 'failed')), error TEXT,
+                attempts INTEGER NOT NULL DEFAULT 0, next_retry REAL, bytes INTEGER, file_mtime INTEGER,
+                http_status INTEGER, source TEXT, found_mbid TEXT, found_release_group_mbid TEXT, resolved_url TEXT,
+                updated_at REAL NOT NULL
+            ) WITHOUT ROWID;
+            INSERT INTO albums VALUES ('a', 'T', 'A', NULL, NULL, NULL, '0b3f0a5c-1e2d-4c3b-8a9f-00000000000a', NULL, '/r/a.json',
+                'cached', NULL, 0, NULL, 10, 5, 200, 'release', '0b3f0a5c-1e2d-4c3b-8a9f-00000000000a', NULL, 'http://caa/a', 1.5);
+            INSERT INTO albums VALUES ('b', 'U', 'B', NULL, NULL, 'http://h/b.png', NULL, NULL, '/r/b.json',
+                'failed', 'HTTP 404', 2, 99.0, NULL, NULL, 404, 'url', NULL, NULL, NULL, 2.5);
+            PRAGMA user_version = 2;
+            """)
+        return path
+    }
+
+    @Test("Given a version 2 index, when status reads it before any daemon upgraded it, then every row reads, none removed")
+    func version2ReadAsItIs() throws {
+        _ = try makeVersion2Index()
+
+        let rows = try CoverIndex(cacheDirectory: directory.path, readOnly: true).rows()
+
+        #expect(rows.map(\.id.rawValue) == ["a", "b"])
+        #expect(rows.map(\.source) == [.release, .url])
+        #expect(rows[0].resolvedURL == "http://caa/a" && rows[0].foundReleaseID == "0b3f0a5c-1e2d-4c3b-8a9f-00000000000a")
+        #expect(rows.allSatisfy { $0.removedAt == nil })
+    }
+
+    @Test("Given a version 2 index, when the daemon opens it, then a removed_at column is added, every row kept, and removals stored")
+    func version2Migrated() throws {
+        _ = try makeVersion2Index()
+
+        // When
+        let index = try CoverIndex(cacheDirectory: directory.path)
+
+        // Then
+        var rows = try index.rows()
+        #expect(rows.map(\.id.rawValue) == ["a", "b"])
+        #expect(rows[0].state == .cached && rows[0].resolvedURL == "http://caa/a" && rows[0].fileMTime == 5)
+        #expect(rows[1].state == .failed && rows[1].error == "HTTP 404" && rows[1].attempts == 2)
+        rows[0].removedAt = Date(timeIntervalSince1970: 1_700_000_000)
+        try index.apply([.upsert(rows[0])])
+        #expect(try index.rows().first?.removedAt == Date(timeIntervalSince1970: 1_700_000_000))
+        #expect(try IndexSchema.version(of: SQLiteConnection(path: index.path, readOnly: true)) == IndexSchema.version)
+    }
 }

@@ -198,4 +198,23 @@ struct ConfigLoaderTests {
         let failure = try #require(error(text))
         #expect(failure.line == 2 && failure.key == key && failure.message.contains(message), "\(failure)")
     }
+
+    @Test("Given a [cache] section, when loaded, then its directory resolves against the file and keep_removed is in seconds; the top-level cache key still works")
+    func cacheSection() throws {
+        let loaded = try load("[cache]\ndirectory = \"covers-cache\"\nkeep_removed = 60\n")
+        #expect(loaded.cacheDirectory == "/etc/coverd/covers-cache")
+        #expect(loaded.keepRemoved == .seconds(60))
+        #expect(try load("cache = \"/var/c\"\n").cacheDirectory == "/var/c")
+        #expect(try load("[cache]\nkeep_removed = 0\n").keepRemoved == .zero)
+        #expect(Configuration.defaults(environment: environment).keepRemoved == .seconds(604_800))
+    }
+
+    @Test("Given a keep_removed below zero, over ten years, or not a number, when loaded, then the line and key are named", arguments: [
+        "keep_removed = -1", "keep_removed = 315360001", "keep_removed = \"week\"",
+    ])
+    func badKeepRemoved(line: String) {
+        let failure = error("[cache]\n\(line)\n")
+        #expect(failure?.line == 2)
+        #expect(failure.map { "\($0)".contains("keep_removed") } == true, "\(String(describing: failure))")
+    }
 }

@@ -194,4 +194,88 @@ struct KeptCoversTests {
         #expect(effects.lookUps.isEmpty)
         #expect(effects.rows.first?.source == .release && effects.rows.first?.resolvedURL == row.resolvedURL)
     }
+
+    @Test("Given a kept cover past keep_removed whose purge has not run yet, when its album comes back, then it is not restored but fetched again")
+    mutating func expiredKeptCoverIsNotRestored() throws {
+        let x = try album("x")
+        cached(x)
+        _ = steps.withdraw([x.id], on: &planner, now: now)
+
+        // When
+        let effects = steps.update([x], on: &planner, now: now.addingTimeInterval(week + 1))
+
+        // Then
+        #expect(files.purged == [x.id])
+        #expect(effects.fetches.map(\.1.string) == ["http://h/a.png"])
+        #expect(effects.posted(CoverRestored.self).isEmpty)
+    }
+
+    @Test("Given covers in removed/ that no kept row accounts for, when the sweep runs, then only those are deleted")
+    mutating func orphanedKeptCoversAreSwept() throws {
+        let x = try album("x")
+        cached(x)
+        _ = steps.withdraw([x.id], on: &planner, now: now)
+        let orphan = try AlbumID(validating: "orphan")
+        files.keptFiles[orphan] = FileStamp(bytes: 1, mtime: 1)
+
+        // When
+        _ = steps.sweepKept(on: &planner)
+
+        // Then
+        #expect(files.purged == [orphan])
+        #expect(files.keptFiles[x.id] != nil)
+    }
+
+    @Test("Given albums that leave and come back thousands of times within keep_removed, when the purge order is kept, then its stale entries stay bounded and purges still come when due")
+    mutating func flappingAlbumsDoNotGrowThePurgeOrder() throws {
+        let x = try album("x"), y = try album("y", "http://h/y.png")
+        cached(x)
+        files.files[y.id] = FileStamp(bytes: 100, mtime: 1)
+        var row = IndexRow(album: y, state: .cached, updatedAt: now)
+        row.bytes = 100
+        row.fileMTime = 1
+        planner.load([row])
+        _ = steps.update([y], on: &planner, now: now)
+        _ = steps.withdraw([y.id], on: &planner, now: now)
+
+        // When
+        for second in 1...5_000 {
+            let at = now.addingTimeInterval(TimeInterval(second))
+            _ = steps.withdraw([x.id], on: &planner, now: at)
+            _ = steps.update([x], on: &planner, now: at)
+        }
+
+        // Then
+        #expect(planner.kept.staleEntries <= KeptCovers.staleAllowance)
+        #expect(planner.nextWakeUp() == now.addingTimeInterval(week), "y, which left first, is due first")
+        let due = steps.timerFired(on: &planner, now: now.addingTimeInterval(week))
+        #expect(due.deletes == [y.id])
+        #expect(planner.summary.cached == 1)
+    }
+
+    @Test("Given kept rows from an earlier run and keep_removed now 0, when the planner starts, then they are due at once and purged, and a returning album is fetched")
+    mutating func keepRemovedZeroPurgesKeptRowsAtOnce() throws {
+        planner.keepRemoved = .zero
+        let x = try album("x"), y = try album("y", "http://h/y.png")
+        for kept in [x, y] {
+            var row = IndexRow(album: kept, state: .cached, updatedAt: now)
+            row.bytes = 100
+            row.fileMTime = 1
+            row.removedAt = now.addingTimeInterval(-60)
+            planner.remember(row)
+            files.keptFiles[kept.id] = FileStamp(bytes: 100, mtime: 1)
+        }
+
+        // When
+        let back = steps.update([x], on: &planner, now: now)
+        let wakeUp = planner.nextWakeUp()
+        let due = steps.timerFired(on: &planner, now: now)
+
+        // Then
+        #expect(back.fetches.count == 1 && back.posted(CoverRestored.self).isEmpty)
+        #expect(wakeUp.map { $0 <= now } == true)
+        #expect(Set(files.purged) == [x.id, y.id])
+        #expect(due.deletes == [y.id])
+        #expect(planner.nextWakeUp() == nil)
+    }
 }

@@ -45,6 +45,7 @@ final class FakeCoverFiles: CoverFiles {
         return true
     }
     func purgeKept(_ id: AlbumID) { purged.append(id); keptFiles[id] = nil }
+    func keptIDs() -> [AlbumID] { Array(keptFiles.keys) }
     func freeSpace() -> FreeSpace { room ? FreeSpace(available: nil, reserve: 0) : FreeSpace(available: 0, reserve: 1) }
 }
 

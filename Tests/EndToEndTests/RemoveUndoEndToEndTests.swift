@@ -156,6 +156,15 @@ struct RemoveUndoEndToEndTests {
         #expect(result.status == 1)
         #expect(result.stderr.contains(world.records + "/list.json") && result.stderr.contains("changed"), "\(result.stderr)")
         #expect(readBytes(world.records + "/list.json") == Array(edited.utf8))
+        #expect(result.stderr.contains("coverd undo --skip"), "the refusal says how to go past it")
+
+        // When the stuck removal is set aside
+        let skipped = try runCoverd(["undo", "--skip", "--cache", world.cache])
+
+        // Then
+        #expect(skipped.status == 0 && skipped.stdout.contains("set aside"), "\(skipped.stdout)\(skipped.stderr)")
+        #expect(readBytes(world.records + "/list.json") == Array(edited.utf8))
+        #expect(try runCoverd(["undo", "--cache", world.cache]).stderr.contains("nothing to undo"))
     }
 
     @Test("Given keep_removed of a few seconds, when a cached album is removed, then its kept cover is deleted once that time is up")
@@ -163,22 +172,56 @@ struct RemoveUndoEndToEndTests {
         let world = try World()
         try world.cover("c.png", seed: 70)
         try world.record("gone.json", world.album("Gone", world.server.url("c.png"), extra: #", "id": "gone""#))
-        let daemon = try world.startDaemon(["--config", try world.keepRemovedConfig(2)])
+        let daemon = try world.startDaemon(["--config", try world.keepRemovedConfig(3)])
         try daemon.waitForStatus("cached") { $0.cached == 1 }
 
         // When
         #expect(try runCoverd(["remove", "gone", "--records", world.records, "--cache", world.cache]).status == 0)
 
         // Then
-        try waitUntil("the cover kept") { readBytes(world.keptPath("gone")) != nil }
-        let removed = try runCoverd(["status", "--removed", "--json", "--cache", world.cache, "--config", try world.keepRemovedConfig(2)])
-        #expect(removed.stdout.contains("\"id\": \"gone\""), "\(removed.stdout)")
+        try waitUntil("the log to say the cover is kept") { daemon.log.contains("kept until") }
         try waitUntil("the kept cover deleted", timeout: 30) { !FileManager.default.fileExists(atPath: world.keptPath("gone")) }
         try waitUntil("its row gone") {
             try runCoverd(["status", "--removed", "--json", "--cache", world.cache]).stdout.contains("\"id\": \"gone\"") == false
         }
         #expect(try daemon.status().albums == 0)
         #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a removed album's kept cover, when status runs, then only --removed lists it; when the file is corrupted, verify reports and drops it, and verifies clean after")
+    func keptCoversAreListedAndVerified() throws {
+        let world = try World()
+        try world.cover("c.png", seed: 71)
+        try world.record("gone.json", world.album("Gone", world.server.url("c.png"), extra: #", "id": "gone""#))
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+        #expect(try runCoverd(["remove", "gone", "--records", world.records, "--cache", world.cache]).status == 0)
+        try waitUntil("the cover kept") { readBytes(world.keptPath("gone")) != nil }
+        try daemon.waitForStatus("the album gone") { $0.albums == 0 }
+        #expect(try daemon.stop() == 0)
+
+        // When
+        let plain = try runCoverd(["status", "--json", "--cache", world.cache])
+        let removed = try runCoverd(["status", "--removed", "--json", "--cache", world.cache])
+
+        // Then
+        #expect(!plain.stdout.contains("\"gone\""), "\(plain.stdout)")
+        #expect(removed.stdout.contains("\"id\": \"gone\"") && removed.stdout.contains("\"kept_until\""), "\(removed.stdout)")
+        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0, "a good kept cover verifies")
+
+        // When the kept file is damaged
+        var bytes = try #require(readBytes(world.keptPath("gone")))
+        bytes[bytes.count / 2] ^= 0xFF
+        try writeAtomically(bytes, to: world.keptPath("gone"))
+        let bad = try runCoverd(["verify", "--cache", world.cache])
+        let again = try runCoverd(["verify", "--cache", world.cache])
+
+        // Then
+        #expect(bad.status == 1)
+        #expect(bad.stdout.contains(world.keptPath("gone")) && bad.stdout.contains("dropped"), "\(bad.stdout)")
+        #expect(again.status == 0, "\(again.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: world.keptPath("gone")))
+        #expect(!(try runCoverd(["status", "--removed", "--json", "--cache", world.cache]).stdout.contains("\"gone\"")))
     }
 
     @Test("Given coverd remove killed between writing its undo entry and changing the record, when undo runs, then nothing is lost")
@@ -206,8 +249,13 @@ struct RemoveUndoEndToEndTests {
         // SIGKILL already pending, before it runs another instruction.
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        try waitUntil("coverd gone") { kill(child, 0) != 0 }
+        // Gone once it cannot be signalled or is a zombie no one has reaped yet: it runs nothing either way.
+        try waitUntil("coverd gone") {
+            kill(child, 0) != 0 || ((try? String(contentsOfFile: "/proc/\(child)/stat", encoding: .utf8))?.split(separator: ")").last?.hasPrefix(" Z") ?? true)
+        }
         #expect(readBytes(world.records + "/list.json") == Array(text.utf8), "the record was not changed before the kill")
+        let temporaries = try FileManager.default.contentsOfDirectory(atPath: world.records).filter { $0.hasPrefix(".list.json.") }
+        #expect(temporaries.count == 1, "the new record was written and flushed, and killed before its rename: \(temporaries)")
         let result = try runCoverd(["undo", "--cache", world.cache])
 
         // Then

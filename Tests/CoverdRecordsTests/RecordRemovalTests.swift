@@ -70,4 +70,41 @@ struct RecordRemovalTests {
             return true
         }
     }
+
+    @Test("Given an object with the albums key twice, when an album is removed, then it is cut from the last list, the one coverd reads")
+    func repeatedAlbumsKeyFollowsTheLast() throws {
+        let text = #"{"albums": [{"id": "old", "title": "O", "artist": "A", "cover_url": "http://h/o"}], "albums": [{"id": "x", "title": "X", "artist": "A", "cover_url": "http://h/x"}, {"id": "y", "title": "Y", "artist": "B", "cover_url": "http://h/y"}]}"#
+        let expected = #"{"albums": [{"id": "old", "title": "O", "artist": "A", "cover_url": "http://h/o"}], "albums": [{"id": "y", "title": "Y", "artist": "B", "cover_url": "http://h/y"}]}"#
+        #expect(try rewritten(text, removing: "x") == expected)
+    }
+
+    @Test("Given entries with numbers, literals, unicode escapes and CRLF line ends, when one album is removed, then the others keep every byte")
+    func numbersLiteralsEscapesAndCRLF() throws {
+        let a = #"{"id": "a", "title": "\u00c9t\u00e9 \"\\\"", "artist": "X", "cover_url": "http://h/a", "rating": -1e5, "live": false, "extra": null}"#
+        let b = #"{"id": "b", "title": "B", "artist": "Y", "cover_url": "http://h/b", "n": [1.5E+3, true, null]}"#
+        let c = #"{"id": "c", "title": "C", "artist": "Z", "cover_url": "http://h/c"}"#
+        let text = "[\r\n  \(a),\r\n  \(b),\r\n  \(c)\r\n]\r\n"
+        #expect(try rewritten(text, removing: "b") == "[\r\n  \(a),\r\n  \(c)\r\n]\r\n")
+        #expect(try rewritten(text, removing: "a") == "[\r\n  \(b),\r\n  \(c)\r\n]\r\n")
+    }
+
+    @Test("Given a list that holds one album twice, when it is removed, then both entries go and the others stay in order")
+    func repeatedAlbumGoesEverywhere() throws {
+        let x = #"{"id": "x", "title": "X", "artist": "A", "cover_url": "http://h/x"}"#
+        let y = #"{"id": "y", "title": "Y", "artist": "B", "cover_url": "http://h/y"}"#
+        #expect(try rewritten("[\(x), \(y), \(x)]", removing: "x") == "[\(y)]")
+    }
+
+    @Test("Given a cut that leaves the decoder other albums than expected, when it is checked, then the file is refused as unfollowable")
+    func disagreementIsRefused() throws {
+        let x = #"{"id": "x", "title": "X", "artist": "A", "cover_url": "http://h/x"}"#
+        let y = #"{"id": "y", "title": "Y", "artist": "B", "cover_url": "http://h/y"}"#
+        let decoder = JSONRecordDecoder()
+        #expect(throws: Never.self) { try RecordRemoval.check(Array("[\(y)]".utf8), holds: [try id("y")], record: "/r/a.json", decoder: decoder) }
+        for wrong in ["[\(x)]", "[\(x), \(y)]", "[\(y), \(y)", "[]"] {
+            #expect(throws: RecordRemovalError.unfollowable(path: "/r/a.json")) {
+                try RecordRemoval.check(Array(wrong.utf8), holds: [try id("y")], record: "/r/a.json", decoder: decoder)
+            }
+        }
+    }
 }
