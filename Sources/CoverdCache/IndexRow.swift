@@ -36,6 +36,13 @@ public struct IndexRow: Sendable, Equatable {
     /// When the album left the records; its cover is kept aside (`removed/`)
     /// until `cache.keep_removed` after this. Nil for an album in the records.
     public var removedAt: Date?
+    /// The cached cover's validators, as the server sent them with its body: sent back to revalidate it.
+    public var etag: String?
+    public var lastModified: String?
+    /// When the cached cover was last downloaded or confirmed (a 304); nil for one not cached.
+    public var checkedAt: Date?
+    /// A `coverd refresh` taken while no daemon ran, acted on at the next start.
+    public var refresh: RefreshMark?
 
     public init(id: AlbumID, title: String, artist: String, record: String, state: CoverState, updatedAt: Date) {
         self.id = id

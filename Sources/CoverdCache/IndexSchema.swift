@@ -7,7 +7,7 @@ import Foundation
 /// Version 3 added `removed_at`: a row with one is an album that left the
 /// records, its cover kept aside in `removed/` for a while (contract §9).
 enum IndexSchema {
-    static let version = 3
+    static let version = 4
 
     static let create = """
         CREATE TABLE IF NOT EXISTS albums (
@@ -32,7 +32,11 @@ enum IndexSchema {
             found_release_group_mbid TEXT,
             resolved_url TEXT,
             updated_at REAL NOT NULL,
-            removed_at REAL
+            removed_at REAL,
+            etag TEXT,
+            last_modified TEXT,
+            checked_at REAL,
+            refresh TEXT
         ) WITHOUT ROWID;
         """
 
@@ -40,8 +44,15 @@ enum IndexSchema {
     static let columns = """
         id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
         next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at, \
-        removed_at
+        removed_at, etag, last_modified, checked_at, refresh
         """
+
+    /// The columns added since version 3, in `columns` order, with their types.
+    static let addedColumns = [("removed_at", "REAL"), ("etag", "TEXT"), ("last_modified", "TEXT"), ("checked_at", "REAL"), ("refresh", "TEXT")]
+
+    /// What an older table gives for the columns of version 4: no validators,
+    /// and a cached cover as confirmed when it was last written.
+    static let version4Defaults = "NULL, NULL, CASE WHEN state = 'cached' THEN updated_at END, NULL"
 
     /// A `?` for each of `columns`, for an insert.
     static let placeholders = Array(repeating: "?", count: columns.split(separator: ",").count).joined(separator: ", ")
@@ -51,14 +62,21 @@ enum IndexSchema {
     static let columnsOfVersion1 = """
         id, title, artist, year, genre, cover_url, NULL, NULL, record, state, error, attempts, \
         next_retry, bytes, file_mtime, http_status, 'url', NULL, NULL, CASE WHEN state = 'cached' THEN cover_url END, updated_at, \
-        NULL
+        NULL, \(version4Defaults)
         """
 
     /// The same columns from a version 2 table: no album of it was removed.
     static let columnsOfVersion2 = """
         id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
         next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at, \
-        NULL
+        NULL, \(version4Defaults)
+        """
+
+    /// The same columns from a version 3 table: no validators yet.
+    static let columnsOfVersion3 = """
+        id, title, artist, year, genre, cover_url, mbid, release_group_mbid, record, state, error, attempts, \
+        next_retry, bytes, file_mtime, http_status, source, found_mbid, found_release_group_mbid, resolved_url, updated_at, \
+        removed_at, \(version4Defaults)
         """
 
     /// What a reader selects from an index of `version`: `status` may read an
@@ -67,6 +85,7 @@ enum IndexSchema {
         switch version {
         case 1: columnsOfVersion1
         case 2: columnsOfVersion2
+        case 3: columnsOfVersion3
         default: columns
         }
     }
@@ -111,8 +130,14 @@ enum IndexSchema {
                 try db.execute(create)
                 try db.execute("INSERT INTO albums (\(columns)) SELECT \(columnsOfVersion1) FROM albums_version1")
                 try db.execute("DROP TABLE albums_version1")
-            } else if !existing.contains("removed_at") {
-                try db.execute("ALTER TABLE albums ADD COLUMN removed_at REAL")
+            } else {
+                for (name, type) in addedColumns where !existing.contains(name) {
+                    try db.execute("ALTER TABLE albums ADD COLUMN \(name) \(type)")
+                }
+            }
+            if current > 0 && current < 4 {
+                // A cover cached before validators were kept counts as confirmed when it was written.
+                try db.execute("UPDATE albums SET checked_at = updated_at WHERE state = 'cached' AND checked_at IS NULL")
             }
             try db.execute("PRAGMA user_version = \(version)")
             try db.execute("COMMIT")
@@ -140,6 +165,8 @@ enum IndexSchema {
             row.fileMTime.map { .integer($0) } ?? .null, integer(row.httpStatus), text(row.source?.rawValue),
             text(row.foundReleaseID), text(row.foundReleaseGroupID), text(row.resolvedURL),
             .real(row.updatedAt.timeIntervalSince1970), row.removedAt.map { .real($0.timeIntervalSince1970) } ?? .null,
+            text(row.etag), text(row.lastModified), row.checkedAt.map { .real($0.timeIntervalSince1970) } ?? .null,
+            text(row.refresh?.rawValue),
         ]
     }
 
@@ -168,6 +195,10 @@ enum IndexSchema {
         row.foundReleaseGroupID = result.text(18)
         row.resolvedURL = result.text(19)
         row.removedAt = result.real(21).map { Date(timeIntervalSince1970: $0) }
+        row.etag = result.text(22)
+        row.lastModified = result.text(23)
+        row.checkedAt = result.real(24).map { Date(timeIntervalSince1970: $0) }
+        row.refresh = result.text(25).flatMap(RefreshMark.init(rawValue:))
         return row
     }
 }

@@ -292,3 +292,17 @@ extension CoverCoordinator: LivenessProbing {
         queue.async(execute: reply)
     }
 }
+
+extension CoverCoordinator: CoverRefreshing {
+    public func refresh(_ request: RefreshRequest, reply: @escaping @Sendable (RefreshResult) -> Void) {
+        queue.async { [self] in
+            var result = RefreshResult.refreshed(count: 0)
+            run { planner, steps, now in
+                let (outcome, effects) = steps.refresh(request, on: &planner, now: now)
+                result = outcome
+                return effects
+            }
+            reply(result)
+        }
+    }
+}

@@ -21,6 +21,12 @@ struct CoverFileSteps<Files: CoverFiles> {
         return files.carryOut(planner.update(albums, checks: checks, restored: restored, now: now))
     }
 
+    /// `coverd refresh`: erased covers' files go before their fetches start.
+    func refresh(_ request: RefreshRequest, on planner: inout SyncPlanner, now: Date) -> (RefreshResult, [SyncEffect]) {
+        let (result, effects) = planner.refresh(request, now: now)
+        return (result, files.carryOut(effects))
+    }
+
     /// Deletes the kept covers in `removed/` that no row keeps.
     func sweepKept(on planner: inout SyncPlanner) -> [SyncEffect] {
         files.carryOut(planner.orphanedKept(files.keptIDs()))

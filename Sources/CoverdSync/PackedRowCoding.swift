@@ -28,6 +28,12 @@ enum PackedRowCoding {
         /// The source, as its index in `CoverSource.allCases` plus one (0: not known).
         static let sourceShift: UInt64 = 16
         static let sourceMask: UInt64 = 0b111 << 16
+        static let etag: UInt64 = 1 << 19
+        static let lastModified: UInt64 = 1 << 20
+        static let checkedAt: UInt64 = 1 << 21
+        /// The refresh mark, as its index in `RefreshMark.allCases` plus one (0: none).
+        static let refreshShift: UInt64 = 22
+        static let refreshMask: UInt64 = 0b11 << 22
     }
 
     private static let states: [CoverState] = [.pending, .cached, .failed]
@@ -60,6 +66,12 @@ enum PackedRowCoding {
         if let source = row.source, let index = CoverSource.allCases.firstIndex(of: source) {
             flags |= UInt64(index + 1) << Flag.sourceShift
         }
+        if row.etag != nil { flags |= Flag.etag }
+        if row.lastModified != nil { flags |= Flag.lastModified }
+        if row.checkedAt != nil { flags |= Flag.checkedAt }
+        if let refresh = row.refresh, let index = RefreshMark.allCases.firstIndex(of: refresh) {
+            flags |= UInt64(index + 1) << Flag.refreshShift
+        }
         putString(row.id.rawValue, into: &buffer)
         putVarint(flags, into: &buffer)
         putString(row.title, into: &buffer)
@@ -80,6 +92,9 @@ enum PackedRowCoding {
         if let fileMTime = row.fileMTime { putSigned(fileMTime, into: &buffer) }
         if let httpStatus = row.httpStatus { putSigned(Int64(httpStatus), into: &buffer) }
         putDate(row.updatedAt, into: &buffer)
+        if let etag = row.etag { putString(etag, into: &buffer) }
+        if let lastModified = row.lastModified { putString(lastModified, into: &buffer) }
+        if let checkedAt = row.checkedAt { putDate(checkedAt, into: &buffer) }
     }
 
     /// The row starting at `offset`; `records` is the table `encode` indexed into.
@@ -123,6 +138,11 @@ enum PackedRowCoding {
         row.foundReleaseID = foundReleaseID
         row.foundReleaseGroupID = foundReleaseGroupID
         row.resolvedURL = resolvedURL
+        row.etag = flags & Flag.etag != 0 ? string(buffer, &cursor) : nil
+        row.lastModified = flags & Flag.lastModified != 0 ? string(buffer, &cursor) : nil
+        row.checkedAt = flags & Flag.checkedAt != 0 ? date(buffer, &cursor) : nil
+        let refresh = Int((flags & Flag.refreshMask) >> Flag.refreshShift)
+        row.refresh = refresh == 0 ? nil : RefreshMark.allCases[refresh - 1]
         return row
     }
 
