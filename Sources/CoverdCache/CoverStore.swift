@@ -50,7 +50,7 @@ public struct CoverStore: Sendable {
     public let incomingDirectory: String
     /// `removed/`: the covers of albums that left the records, kept a while
     /// in case they come back (contract §9), out of `covers/`.
-    public let keptDirectory: String
+    public private(set) var keptDirectory: String
     /// Where covers are written before they are renamed into `directory`:
     /// `incomingDirectory`, or `directory` itself (see `setUp()`).
     public private(set) var temporaryDirectory: String
@@ -64,7 +64,10 @@ public struct CoverStore: Sendable {
     public init(cacheDirectory: String, reserveBytes: Int = 2 * 1024 * 1024) {
         directory = join(cacheDirectory, "covers")
         incomingDirectory = join(cacheDirectory, "incoming")
-        keptDirectory = join(cacheDirectory, "removed")
+        // Inside covers/ when setUp() found removed/ on another filesystem (see keptOnCoversFilesystem).
+        let hidden = join(directory, CoverStore.hiddenKeptName)
+        var info = stat()
+        keptDirectory = stat(hidden, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR ? hidden : join(cacheDirectory, "removed")
         temporaryDirectory = incomingDirectory
         self.reserveBytes = reserveBytes
     }
@@ -87,10 +90,28 @@ public struct CoverStore: Sendable {
     /// `renameFailure` says why, when the temporaries stay in `covers/`.
     public func setUp() throws(SystemError) -> (store: CoverStore, renameFailure: SystemError?) {
         try createDirectory()
-        guard let failure = CoverStore.renameFailure(from: incomingDirectory, to: directory) else { return (self, nil) }
-        var fallback = self
-        fallback.temporaryDirectory = directory
-        return (fallback, failure)
+        var store = self
+        store.keptDirectory = try keptOnCoversFilesystem()
+        guard let failure = CoverStore.renameFailure(from: incomingDirectory, to: directory) else { return (store, nil) }
+        store.temporaryDirectory = directory
+        return (store, failure)
+    }
+
+    /// `covers/.removed`, where kept covers go when `covers/` is on another filesystem than the cache.
+    static let hiddenKeptName = ".removed"
+
+    /// Where kept covers go: `removed/`, when a cover renamed there from
+    /// `covers/` lands (the same filesystem), else `covers/.removed`, so a
+    /// kept cover is always a rename away, never a copy that could fail
+    /// half-way. A kept cover costs no download when its album comes back.
+    func keptOnCoversFilesystem() throws(SystemError) -> String {
+        let removed = join(splitPath(directory).directory, "removed")
+        let hidden = join(directory, CoverStore.hiddenKeptName)
+        if keptDirectory == hidden { return hidden }
+        try makeDirectories(removed)
+        guard CoverStore.renameFailure(from: directory, to: removed) != nil else { return removed }
+        try makeDirectories(hidden)
+        return hidden
     }
 
     /// Why a file renamed from `source` would not land in `target` (nil: it
@@ -233,12 +254,13 @@ public struct CoverStore: Sendable {
         join(keptDirectory, id.rawValue + ".png")
     }
 
-    /// Moves `<id>.png` out of `covers/` into `removed/`. Where it cannot be
-    /// moved (another filesystem), it is deleted: `covers/` holds only the
-    /// covers of albums in the records. False when it was not kept.
+    /// Moves `<id>.png` out of `covers/` into the kept directory (`setUp()`
+    /// chose one the rename reaches). Where it still cannot be moved, it is
+    /// deleted: `covers/` holds only the covers of albums in the records.
+    /// False when it was not kept, which the planner is told.
     @discardableResult
     public func keep(_ id: AlbumID) -> Bool {
-        // Made when first needed: a cache whose albums never leave has no removed/.
+        // setUp() made it; a store that was not set up (tests) makes it when first needed.
         if mkdir(keptDirectory, 0o755) != 0 && errno != EEXIST { remove(id); return false }
         if rename(path(for: id), keptPath(for: id)) == 0 { return true }
         if errno != ENOENT { remove(id) }

@@ -45,7 +45,7 @@ public struct StatusReport: Sendable {
 
     /// Where a removed album's cover is kept.
     func keptPath(of row: IndexRow) -> String {
-        join(join(splitPath(coversDirectory).directory, "removed"), row.id.rawValue + ".png")
+        CoverStore(cacheDirectory: splitPath(coversDirectory).directory).keptPath(for: row.id)
     }
 
     /// The cover's absolute path, for a cached album.

@@ -27,22 +27,36 @@ struct CoverFileSteps<Files: CoverFiles> {
         return (result, files.carryOut(effects))
     }
 
-    /// Deletes the kept covers in `removed/` that no row keeps.
+    /// The covers in `removed/` no row keeps (a crash came between a move and
+    /// its row's change): one whose album is cached with no file in `covers/`
+    /// goes back there, the others are deleted.
     func sweepKept(on planner: inout SyncPlanner) -> [SyncEffect] {
-        files.carryOut(planner.orphanedKept(files.keptIDs()))
+        for case .purgeKept(let id) in planner.orphanedKept(files.keptIDs()) {
+            if planner.isCached(id), files.stamp(id) == nil, files.restoreKept(id) { continue }
+            files.purgeKept(id)
+        }
+        return []
     }
 
     func withdraw(_ ids: [AlbumID], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
-        files.carryOut(planner.withdraw(ids, now: now))
+        carryOutKeeping(planner.withdraw(ids, now: now), on: &planner)
     }
 
     func scanCompleted(_ scan: RecordScanCompleted, on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
         let checks = files.check(planner.coversToCheck(beforeCompleting: scan))
-        return files.carryOut(planner.scanCompleted(scan, checks: checks, now: now))
+        return carryOutKeeping(planner.scanCompleted(scan, checks: checks, now: now), on: &planner)
     }
 
     func recordsRemoved(_ paths: [String], on planner: inout SyncPlanner, now: Date) -> [SyncEffect] {
-        files.carryOut(planner.recordsRemoved(paths, now: now))
+        carryOutKeeping(planner.recordsRemoved(paths, now: now), on: &planner)
+    }
+
+    /// Carries out a step that may keep covers aside; one that could not be
+    /// kept (deleted instead) is no longer kept in the planner, its row or its message.
+    private func carryOutKeeping(_ effects: [SyncEffect], on planner: inout SyncPlanner) -> [SyncEffect] {
+        var unkept: [AlbumID] = []
+        let rest = files.carryOut(effects, unkept: &unkept)
+        return unkept.isEmpty ? rest : planner.keepsFailed(Set(unkept), in: rest)
     }
 
     /// Staging ended: on success, the temporaries the planner still wants

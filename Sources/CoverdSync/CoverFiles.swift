@@ -48,8 +48,8 @@ protocol CoverFiles {
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
-    /// Moves `<id>.png` into `removed/` (deleting it where it cannot be moved).
-    func keep(_ id: AlbumID)
+    /// Moves `<id>.png` into `removed/` (deleting it where it cannot be moved); false when it was not kept.
+    func keep(_ id: AlbumID) -> Bool
     /// Moves a kept cover back into `covers/`; false when it is not there.
     func restoreKept(_ id: AlbumID) -> Bool
     func purgeKept(_ id: AlbumID)
@@ -81,10 +81,16 @@ extension CoverFiles {
     /// Carries out the file effects among `effects` (removals, discarded
     /// temporaries), in order, and returns the others for the coordinator.
     func carryOut(_ effects: [SyncEffect]) -> [SyncEffect] {
+        var unkept: [AlbumID] = []
+        return carryOut(effects, unkept: &unkept)
+    }
+
+    /// `carryOut`, naming in `unkept` the covers that could not be kept aside (they were deleted).
+    func carryOut(_ effects: [SyncEffect], unkept: inout [AlbumID]) -> [SyncEffect] {
         effects.filter { effect in
             switch effect {
             case .removeCover(let id): remove(id)
-            case .keepCover(let id): keep(id)
+            case .keepCover(let id): if !keep(id) { unkept.append(id) }
             case .purgeKept(let id): purgeKept(id)
             case .discard(let temporary): discard(temporary)
             case .fetch, .lookUp, .cancelAttempt, .stage, .index, .post: return true

@@ -61,7 +61,7 @@ struct DiskCoverFiles: CoverFiles, Sendable {
         store.remove(id)
     }
 
-    func keep(_ id: AlbumID) {
+    func keep(_ id: AlbumID) -> Bool {
         store.keep(id)
     }
 

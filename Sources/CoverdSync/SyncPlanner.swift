@@ -117,6 +117,25 @@ struct SyncPlanner {
         found.filter { kept.row($0) == nil }.sorted().map { .purgeKept($0) }
     }
 
+    /// Covers `keepAside` meant to keep that could not be moved aside (they
+    /// were deleted): no longer kept, their rows deleted, and their removal
+    /// told without a time to be kept until.
+    mutating func keepsFailed(_ ids: Set<AlbumID>, in effects: [SyncEffect]) -> [SyncEffect] {
+        for id in ids { _ = kept.take(id) }
+        return effects.map { effect in
+            switch effect {
+            case .index(.upsert(let row)) where ids.contains(row.id) && row.removedAt != nil:
+                return .index(.delete(row.id))
+            case .post(let message as AlbumRemoved) where ids.contains(message.id):
+                var unkept = message
+                unkept.keptUntil = nil
+                return .post(unkept)
+            default:
+                return effect
+            }
+        }
+    }
+
     // MARK: Records
 
     /// The files `update(albums)` needs looked at: new albums whose index row

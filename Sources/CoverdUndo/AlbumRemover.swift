@@ -39,7 +39,7 @@ public struct AlbumRemover: Sendable {
         let journal = UndoJournal(cacheDirectory: cacheDirectory)
         return try journal.locked { () throws(UndoError) -> Removal in
             // Read under the lock: what the journal keeps is what the file is when it changes.
-            let (bytes, mode) = try read(record)
+            let (bytes, mode, identity) = try read(record)
             let plan: RecordRemoval
             do throws(RecordRemovalError) {
                 plan = try RecordRemoval.plan(removing: id, from: bytes, record: record, decoder: JSONRecordDecoder(validator: AlbumValidator(limits: limits)))
@@ -54,6 +54,10 @@ public struct AlbumRemover: Sendable {
             } catch {
                 throw .journal(error)
             }
+            // An editor's save while the entry was written would be overwritten, and lost for undo too.
+            if FileIdentity(of: record) != identity {
+                try abandon(entry, because: .changedDuringRemoval(record: record), journal: journal)
+            }
             do throws(DurableFileError) {
                 if let after {
                     try writeFileDurably(after, to: record, mode: mode_t(mode))
@@ -64,13 +68,14 @@ public struct AlbumRemover: Sendable {
                 // The removal is made and undoable; only its durability is in doubt.
                 throw .notFlushed(record: record, error.error)
             } catch {
-                try forget(entry, unless: record, changedFrom: bytes, by: error.error, journal: journal)
+                try abandon(entry, because: .write(error.error), journal: journal)
             }
-            sweepTemporaries(of: record)
+            sweepDeadTemporaries(in: splitPath(record).directory, of: splitPath(record).name)
             do throws(UndoJournalError) {
                 try journal.prune()
             } catch {
-                throw .journal(error)
+                // The removal is made and journaled; only older entries stay longer than they should.
+                warnings.append("the undo journal's older entries could not be pruned: \(error)")
             }
             if let other = RecordSearch(directory: recordsDirectory, reader: RecordFileReader(limits: limits)).file(holding: id, skipping: record) {
                 warnings.append("\(other) holds album \(id) too, so the daemon keeps it; remove it again to take it out of that file")
@@ -79,34 +84,16 @@ public struct AlbumRemover: Sendable {
         }
     }
 
-    /// After a failed write: the entry goes if the file is still as it was (it
-    /// would only make the next undo report a removal that never was), and
-    /// stays if anything else changed the file meanwhile.
-    private func forget(
-        _ entry: UndoEntry, unless record: String, changedFrom bytes: [UInt8], by failure: SystemError, journal: UndoJournal
-    ) throws(UndoError) -> Never {
-        guard (try? readRegularFile(record, limit: limits.maxFileBytes)) == bytes else {
-            throw .writeLeftEntry(failure, nil)
-        }
+    /// The removal never reached the file (the write failed before its
+    /// rename, or the file changed meanwhile): its entry goes, since it would
+    /// only make the next undo report a removal that never was.
+    private func abandon(_ entry: UndoEntry, because failure: UndoError, journal: UndoJournal) throws(UndoError) -> Never {
         do throws(UndoJournalError) {
             try journal.discard(entry)
         } catch {
             throw .writeLeftEntry(failure, error)
         }
-        throw .write(failure)
-    }
-
-    /// Deletes temporary files a killed `coverd remove` or `undo` left beside
-    /// `record` (`.<name>.<pid>-<random>.tmp`, whose process is gone); under the journal's lock, none is being written.
-    private func sweepTemporaries(of record: String) {
-        let (directory, name) = splitPath(record)
-        let prefix = ".\(name)."
-        for entry in listDirectory(directory) ?? [] {
-            guard let file = entry.name, file.hasPrefix(prefix), file.hasSuffix(".tmp") else { continue }
-            let middle = file.dropFirst(prefix.count).dropLast(".tmp".count)
-            guard let dash = middle.firstIndex(of: "-"), let pid = pid_t(middle[..<dash]), pid > 0 else { continue }
-            if kill(pid, 0) != 0 && errno == ESRCH { unlink(join(directory, file)) }
-        }
+        throw failure
     }
 
     /// The record file that holds `id`: the one the index names, if it is
@@ -117,8 +104,10 @@ public struct AlbumRemover: Sendable {
         {
             return indexed
         }
-        guard let found = RecordSearch(directory: recordsDirectory, reader: RecordFileReader(limits: limits)).file(holding: id) else {
-            throw .albumNotFound(id, recordsDirectory: recordsDirectory)
+        var unreadable: [String] = []
+        let search = RecordSearch(directory: recordsDirectory, reader: RecordFileReader(limits: limits))
+        guard let found = search.file(holding: id, unreadable: &unreadable) else {
+            throw .albumNotFound(id, recordsDirectory: recordsDirectory, unreadable: unreadable)
         }
         return found
     }
@@ -143,13 +132,13 @@ public struct AlbumRemover: Sendable {
     /// The record's bytes and mode. A symbolic link or a file with other hard
     /// links is refused: the rewrite replaces the name it is given, so the
     /// file the other names reach would keep the album.
-    private func read(_ record: String) throws(UndoError) -> (bytes: [UInt8], mode: UInt32) {
+    private func read(_ record: String) throws(UndoError) -> (bytes: [UInt8], mode: UInt32, identity: FileIdentity) {
         var info = stat()
         guard lstat(record, &info) == 0 else { throw .unreadableRecord(path: record, .cannotOpen(errno: errno)) }
         if info.st_mode & S_IFMT == S_IFLNK { throw .symbolicLink(record: record, target: linkTarget(record)) }
         if info.st_nlink > 1 { throw .hardLinked(record: record, links: Int(info.st_nlink)) }
         do {
-            return (try readRegularFile(record, limit: limits.maxFileBytes), UInt32(info.st_mode & 0o7777))
+            return (try readRegularFile(record, limit: limits.maxFileBytes), UInt32(info.st_mode & 0o7777), FileIdentity(info))
         } catch {
             throw .unreadableRecord(path: record, error)
         }

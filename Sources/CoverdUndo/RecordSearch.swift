@@ -16,11 +16,20 @@ struct RecordSearch {
 
     /// The first record file, in the order of their full paths, that holds album `id`, other than `skipping`.
     func file(holding id: AlbumID, skipping: String? = nil) -> String? {
+        var unreadable: [String] = []
+        return file(holding: id, skipping: skipping, unreadable: &unreadable)
+    }
+
+    /// `file(holding:)`, naming in `unreadable` the files that could not be
+    /// read (each with why), one of which may hold the album.
+    func file(holding id: AlbumID, skipping: String? = nil, unreadable: inout [String]) -> String? {
         for path in recordFiles().sorted() where path != skipping {
             guard let kind = RecordFileKind(fileName: splitPath(path).name) else { continue }
-            // A file that cannot be read holds nothing removable; the daemon reports it.
-            guard let contents = try? reader.read(path, kind: kind) else { continue }
-            if contents.albums.contains(where: { $0.id == id }) { return path }
+            do {
+                if try reader.read(path, kind: kind).albums.contains(where: { $0.id == id }) { return path }
+            } catch {
+                unreadable.append("\(path): \(error)")
+            }
         }
         return nil
     }

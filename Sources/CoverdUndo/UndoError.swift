@@ -7,12 +7,15 @@ import Foundation
 /// Why `coverd remove` or `coverd undo` changed nothing. Every case says
 /// what failed and where (album, file, errno).
 public enum UndoError: Error, Sendable, CustomStringConvertible {
-    case albumNotFound(AlbumID, recordsDirectory: String)
+    /// No readable record holds the album; `unreadable` names the files that could not be read, and why.
+    case albumNotFound(AlbumID, recordsDirectory: String, unreadable: [String])
     case removal(RecordRemovalError)
     case unreadableRecord(path: String, FileReadError)
     case write(SystemError)
-    /// The write failed and the journal's entry for it stays: the file changed meanwhile, or the entry could not be taken back.
-    case writeLeftEntry(SystemError, UndoJournalError?)
+    /// The removal did not reach the file, and its journal entry could not be taken back either.
+    indirect case writeLeftEntry(UndoError, UndoJournalError)
+    /// The record changed while the removal was being journaled (an editor saved it): nothing was written.
+    case changedDuringRemoval(record: String)
     /// The change was made, but flushing its directory failed, so a crash could still take it back.
     case notFlushed(record: String, SystemError)
     case symbolicLink(record: String, target: String)
@@ -27,14 +30,16 @@ public enum UndoError: Error, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .albumNotFound(let id, let records): return "no album \(id) in the records under \(records)"
+        case .albumNotFound(let id, let records, let unreadable):
+            let skipped = unreadable.isEmpty ? "" : "; these could not be read, and may hold it: " + unreadable.joined(separator: "; ")
+            return "no album \(id) in the records under \(records)\(skipped)"
         case .removal(let error): return "\(error)"
         case .unreadableRecord(let path, let error): return "cannot read \(path): \(UndoError.describe(error))"
         case .write(let error): return "\(error); the record file is as it was"
-        case .writeLeftEntry(let error, let journal?):
-            return "\(error); the record file is as it was, but its undo entry stays (\(journal)): the next undo will say the removal had not happened"
-        case .writeLeftEntry(let error, nil):
-            return "\(error); the record file was changed by something else meanwhile, so its undo entry stays"
+        case .writeLeftEntry(let error, let journal):
+            return "\(error); its undo entry stays too (\(journal)): the next undo will say the removal had not happened"
+        case .changedDuringRemoval(let record):
+            return "\(record) changed while the album was being removed (saved by another program?); nothing was written: run coverd remove again"
         case .notFlushed(let record, let error):
             return "the album was taken out of \(record), but \(error), so a crash could bring it back; coverd undo can put it back"
         case .symbolicLink(let record, let target):

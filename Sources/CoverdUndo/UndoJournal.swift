@@ -42,6 +42,8 @@ public struct UndoJournal: Sendable {
         while flock(fd, LOCK_EX) != 0 {
             guard errno == EINTR else { throw .journal(.system(SystemError("flock", path: path))) }
         }
+        // Entries half-written by a killed remove: under the lock, none is being written now.
+        sweepDeadTemporaries(in: directory)
         return try body()
     }
 

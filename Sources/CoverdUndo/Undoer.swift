@@ -20,12 +20,15 @@ public struct Undoer: Sendable {
     public enum Outcome: Sendable, Equatable {
         /// The record file is as it was before the removal again.
         case restored(UndoEntry)
-        /// The removal never reached the file (a crash between the journal and the file): it is already as it was before the removal.
+        /// The file is already as it was before the removal (the removal or an
+        /// earlier undo was interrupted between the journal and the file).
         case hadNotHappened(UndoEntry)
     }
 
     public func undo() throws(UndoError) -> Outcome {
         let journal = UndoJournal(cacheDirectory: cacheDirectory)
+        // A mistyped --cache creates nothing: with no journal there is nothing to undo.
+        guard access(journal.directory, F_OK) == 0 else { throw .nothingToUndo(journal: journal.directory) }
         return try journal.locked { () throws(UndoError) -> Outcome in
             let newest: UndoEntry?
             do throws(UndoJournalError) {
@@ -39,6 +42,16 @@ public struct Undoer: Sendable {
             if let current, current == entry.before {
                 outcome = .hadNotHappened(entry)
             } else if current.map({ entry.after?.matches($0) ?? false }) ?? (entry.after == nil) {
+                let directory = splitPath(entry.record).directory
+                sweepDeadTemporaries(in: directory, of: splitPath(entry.record).name)
+                if current == nil {
+                    // The folder of a deleted record may have gone with it.
+                    do throws(SystemError) {
+                        try makeDirectories(directory)
+                    } catch {
+                        throw .write(error)
+                    }
+                }
                 do throws(DurableFileError) {
                     try writeFileDurably(entry.before, to: entry.record, mode: mode_t(entry.mode))
                 } catch where error.changed {
@@ -64,6 +77,7 @@ public struct Undoer: Sendable {
     /// returns where the entry now is, or nil when the journal was empty.
     public func skipNewest() throws(UndoError) -> String? {
         let journal = UndoJournal(cacheDirectory: cacheDirectory)
+        guard access(journal.directory, F_OK) == 0 else { return nil }
         return try journal.locked { () throws(UndoError) -> String? in
             do throws(UndoJournalError) {
                 return try journal.skipNewest()

@@ -34,7 +34,7 @@ struct UndoCommand: ParsableCommand {
                 case .restored(let entry):
                     print("restored \(entry.record) as it was before album \(entry.album) was removed")
                 case .hadNotHappened(let entry):
-                    print("the removal of album \(entry.album) had not reached \(entry.record) (it was interrupted): the file is already as it was before the removal")
+                    print("\(entry.record) is already as it was before album \(entry.album) was removed (an interrupted remove or undo): nothing to write")
                 }
             } catch {
                 printError("coverd: cannot undo: \(error)")

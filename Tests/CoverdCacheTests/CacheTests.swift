@@ -85,7 +85,9 @@ struct CacheTests {
         #expect(sameMount.store.renamedDirectories == [sameMount.store.directory, sameMount.store.incomingDirectory])
         #expect(setUp.renameFailure?.description.contains("Invalid cross-device link") == true, "\(String(describing: setUp.renameFailure))")
         #expect(readBytes(other + "/x.png") == PNGFixture.make())
-        #expect(try FileManager.default.contentsOfDirectory(atPath: other) == ["x.png"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: other).sorted() == [".removed", "x.png"])
+        #expect(store.keptDirectory == store.directory + "/.removed", "kept covers stay a rename away, on the covers' filesystem")
+        #expect(sameMount.store.keptDirectory == sameMount.store.incomingDirectory.replacingOccurrences(of: "incoming", with: "removed"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory).isEmpty)
     }
 

@@ -278,4 +278,37 @@ struct KeptCoversTests {
         #expect(due.deletes == [y.id])
         #expect(planner.nextWakeUp() == nil)
     }
+
+    @Test("Given a cached album whose cover cannot be moved aside, when its record goes, then nothing is kept: its row is deleted and the log told no time to keep it until")
+    mutating func unkeepableCoverIsNotKept() throws {
+        let x = try album("x")
+        cached(x)
+        files.unkeepable = [x.id]
+
+        // When
+        let effects = steps.withdraw([x.id], on: &planner, now: now)
+
+        // Then
+        #expect(files.keptFiles.isEmpty)
+        #expect(effects.deletes == [x.id])
+        #expect(effects.rows.isEmpty)
+        #expect(effects.posted(AlbumRemoved.self).first?.keptUntil == nil)
+        #expect(planner.kept.row(x.id) == nil && planner.nextWakeUp() == nil)
+    }
+
+    @Test("Given a kept cover no row keeps whose album is cached without its file (a crash between the move and the row), when swept, then it goes back to covers/")
+    mutating func orphanOfACachedAlbumGoesBack() throws {
+        let x = try album("x")
+        cached(x)
+        let stamp = try #require(files.files[x.id])
+        files.files[x.id] = nil
+        files.keptFiles[x.id] = stamp
+
+        // When
+        _ = steps.sweepKept(on: &planner)
+
+        // Then
+        #expect(files.files[x.id] == stamp && files.keptFiles[x.id] == nil)
+        #expect(files.purged.isEmpty)
+    }
 }

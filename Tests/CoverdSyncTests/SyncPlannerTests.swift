@@ -38,7 +38,13 @@ final class FakeCoverFiles: CoverFiles {
     /// Covers moved aside for albums that left the records.
     var keptFiles: [AlbumID: FileStamp] = [:]
     var purged: [AlbumID] = []
-    func keep(_ id: AlbumID) { keptFiles[id] = files.removeValue(forKey: id) }
+    /// Ids whose keep fails (another filesystem), as `CoverStore.keep` reports it: the file is deleted.
+    var unkeepable: Set<AlbumID> = []
+    func keep(_ id: AlbumID) -> Bool {
+        guard let stamp = files.removeValue(forKey: id), !unkeepable.contains(id) else { return false }
+        keptFiles[id] = stamp
+        return true
+    }
     func restoreKept(_ id: AlbumID) -> Bool {
         guard let stamp = keptFiles.removeValue(forKey: id) else { return false }
         files[id] = stamp

@@ -204,4 +204,40 @@ struct UndoTests {
         }
         #expect { _ = try Undoer(cacheDirectory: cache).undo() } throws: { "\($0)".hasPrefix("nothing to undo") }
     }
+
+    @Test("Given a single-album file removed and its folder deleted after, when undone, then the folder and the file come back")
+    func undoRecreatesTheFolder() throws {
+        let folder = records + "/sub"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let text = #"{"title": "S", "artist": "X", "cover_url": "http://h/s", "id": "s"}"#
+        try writeAtomically(text, to: folder + "/s.json")
+        _ = try remover().remove(try AlbumID(validating: "s"))
+        #expect(rmdir(folder) == 0)
+
+        // When
+        let outcome = try Undoer(cacheDirectory: cache).undo()
+
+        // Then
+        guard case .restored = outcome else { Issue.record("\(outcome)"); return }
+        #expect(readBytes(folder + "/s.json") == Array(text.utf8))
+    }
+
+    @Test("Given a cache directory with no undo journal (a mistyped --cache), when undo runs, then it says there is nothing to undo and creates nothing")
+    func undoOnAMistypedCacheCreatesNothing() throws {
+        let typo = directory.path + "/no/such/cache"
+        #expect { _ = try Undoer(cacheDirectory: typo).undo() } throws: { "\($0)".hasPrefix("nothing to undo") }
+        #expect(try Undoer(cacheDirectory: typo).skipNewest() == nil)
+        #expect(access(directory.path + "/no", F_OK) != 0)
+    }
+
+    @Test("Given a record that cannot be read, when an album not found elsewhere is removed, then the refusal names that file and why")
+    func unreadableRecordIsNamed() throws {
+        try writeAtomically(#"{"title": "A", "artist": "X", "cover_url": "http://h/a", "id": "a"}"#, to: records + "/a.json")
+        try writeAtomically("[{", to: records + "/broken.json")
+        #expect {
+            _ = try remover().remove(try AlbumID(validating: "b"))
+        } throws: { error in
+            "\(error)".contains("no album b") && "\(error)".contains(records + "/broken.json")
+        }
+    }
 }

@@ -141,6 +141,39 @@ struct RemoveUndoEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
+    @Test(
+        "Given covers/ on another filesystem than the cache, when a cached album is removed and undone, then its cover is kept beside the covers and comes back with no request",
+        .enabled(if: tmpfsIsAnotherFilesystem()))
+    func keptAcrossFilesystems() throws {
+        let world = try World()
+        let elsewhere = TestDirectory(base: "/dev/shm", "coverd-covers")
+        try FileManager.default.createDirectory(atPath: world.cache, withIntermediateDirectories: true)
+        #expect(symlink(elsewhere.path, world.cache + "/covers") == 0)
+        try world.cover("c.png", seed: 72)
+        let text = world.album("Away", world.server.url("c.png"), extra: #", "id": "away""#)
+        try world.record("away.json", text)
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("cached") { $0.cached == 1 }
+        let cover = try #require(readBytes(world.coverPath("away")))
+        let requests = try world.server.requests().total
+
+        // When
+        #expect(try runCoverd(["remove", "away", "--records", world.records, "--cache", world.cache]).status == 0)
+        try daemon.waitForStatus("removed") { $0.albums == 0 }
+        let kept = elsewhere.path + "/.removed/away.png"
+        try waitUntil("the cover kept beside the covers") { readBytes(kept) == cover }
+        let listed = try runCoverd(["status", "--removed", "--json", "--cache", world.cache])
+        #expect(try runCoverd(["verify", "--cache", world.cache]).status == 0)
+        #expect(try runCoverd(["undo", "--cache", world.cache]).status == 0)
+
+        // Then
+        #expect(listed.stdout.contains(world.cache + "/covers/.removed/away.png"), "\(listed.stdout)")
+        try daemon.waitForStatus("cached again") { $0.cached == 1 }
+        #expect(readBytes(world.coverPath("away")) == cover)
+        #expect(try world.server.requests().total == requests, "no download")
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given a file changed after remove, when undo runs, then it refuses with exit 1 naming the file, and leaves it untouched")
     func undoRefusesAChangedFile() throws {
         let world = try World()
@@ -235,8 +268,10 @@ struct RemoveUndoEndToEndTests {
         process.arguments = ["-f", "-qq", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2", "-e", "inject=rename,renameat,renameat2:delay_enter=60000000:when=2",
                              coverdBinary, "remove", "a", "--records", world.records, "--cache", world.cache]
         try process.run()
-        try waitUntil("the undo entry written", timeout: 30) {
+        // Held at the record's rename: its entry is written, and its new bytes wait in a temporary file.
+        try waitUntil("the undo entry and the new record written", timeout: 30) {
             ((try? FileManager.default.contentsOfDirectory(atPath: world.cache + "/undo")) ?? []).contains { $0.hasSuffix(".undo") }
+                && ((try? FileManager.default.contentsOfDirectory(atPath: world.records)) ?? []).contains { $0.hasPrefix(".list.json.") }
         }
 
         // When: coverd itself is killed (strace's child; killing strace would let it run on)
@@ -260,8 +295,15 @@ struct RemoveUndoEndToEndTests {
 
         // Then
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stdout.contains("had not reached"), "\(result.stdout)")
+        #expect(result.stdout.contains("already as it was before"), "\(result.stdout)")
         #expect(readBytes(world.records + "/list.json") == Array(text.utf8))
         #expect(try runCoverd(["undo", "--cache", world.cache]).status == 1, "the journal is empty again")
     }
+}
+
+/// Whether /dev/shm is another filesystem than the temporary directory the tests' caches are in.
+func tmpfsIsAnotherFilesystem() -> Bool {
+    var shm = stat(), temporary = stat()
+    return stat("/dev/shm", &shm) == 0 && stat(NSTemporaryDirectory(), &temporary) == 0 && shm.st_dev != temporary.st_dev
+        && access("/dev/shm", W_OK) == 0
 }

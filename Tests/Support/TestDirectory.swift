@@ -4,8 +4,13 @@ import Foundation
 public final class TestDirectory: Sendable {
     public let path: String
 
-    public init(_ label: String = "coverd-test") {
-        var base = NSTemporaryDirectory()
+    public convenience init(_ label: String = "coverd-test") {
+        self.init(base: NSTemporaryDirectory(), label)
+    }
+
+    /// A fresh directory under `base` (another filesystem, say).
+    public init(base: String, _ label: String) {
+        var base = base
         while base.hasSuffix("/") { base.removeLast() }
         let template = base + "/\(label).XXXXXX"
         var bytes = Array(template.utf8CString)

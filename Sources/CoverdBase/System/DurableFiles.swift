@@ -23,14 +23,16 @@ package struct DurableFileError: Error, Sendable, CustomStringConvertible {
 /// created exclusively, written and flushed, renamed over `path`, and the
 /// directory flushed. `path` itself must not be a symbolic link: the rename
 /// would replace the link, not what it points to.
-package func writeFileDurably(_ bytes: [UInt8], to path: String, mode: mode_t = 0o644) throws(DurableFileError) {
+/// `mode`: the exact permission bits (a restored record gets its own back);
+/// nil gives a new file 0644 narrowed by the umask, as any program's would be.
+package func writeFileDurably(_ bytes: [UInt8], to path: String, mode: mode_t? = nil) throws(DurableFileError) {
     let (directory, name) = splitPath(path)
     let temporary = join(directory, ".\(name).\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36)).tmp")
-    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode)
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode ?? 0o644)
     guard fd >= 0 else { throw DurableFileError(error: SystemError("create", path: temporary), changed: false) }
     var failure = bytes.withUnsafeBytes { writeAll($0, to: fd) }.map { SystemError("write", path: temporary, code: $0) }
-    // The umask narrowed the mode open() gave; the file keeps the one asked for (a restored record its own).
-    if failure == nil && fchmod(fd, mode) != 0 { failure = SystemError("chmod", path: temporary) }
+    // The umask narrowed the mode open() gave; an exact mode asked for is restored.
+    if failure == nil, let mode, fchmod(fd, mode) != 0 { failure = SystemError("chmod", path: temporary) }
     if failure == nil && fsync(fd) != 0 { failure = SystemError("fsync", path: temporary) }
     close(fd)
     if failure == nil && rename(temporary, path) != 0 { failure = SystemError("rename", path: path) }
