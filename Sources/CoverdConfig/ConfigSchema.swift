@@ -18,7 +18,7 @@ package enum ConfigSchema {
         "images.max_side", "images.max_pixels", "images.max_dimension", "images.png_compression",
         "limits.max_record_bytes", "limits.min_free_bytes",
         "sources.musicbrainz_url", "sources.coverartarchive_url", "sources.contact", "sources.min_score",
-        "sources.recheck_interval", "sources.lookup",
+        "sources.recheck_interval", "sources.lookup", "freshness.max_age",
     ]
 
     /// Transfers at once, in all and to one host (`fetch.concurrency`, `fetch.per_host`, and their flags).
@@ -37,6 +37,7 @@ package enum ConfigSchema {
         // `cache = "dir"`, or a [cache] table, since a key and a table cannot share the name in TOML.
         case "cache", "cache.directory": config.cacheDirectory = try path()
         case "cache.keep_removed": config.keepRemoved = try seconds(value, in: 0...(10 * 365 * 86_400))
+        case "freshness.max_age": config.freshnessMaxAge = try seconds(value, in: 0...(10 * 365 * 86_400))
         case "log_level": config.logLevel = try logLevel(value)
         case "log_target":
             let text = try string(value)

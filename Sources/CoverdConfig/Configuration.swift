@@ -26,6 +26,8 @@ public struct Configuration: Sendable, Equatable {
     public var sources = LookupSettings()
     /// How long the cover of an album that left the records is kept in `removed/` (`cache.keep_removed`; zero: not kept).
     public var keepRemoved: Duration = .seconds(604_800)
+    /// After how long a cached cover is outdated and revalidated (`freshness.max_age`; zero: never).
+    public var freshnessMaxAge: Duration = .seconds(2_592_000)
     /// Free space a cover write leaves on the cache's filesystem (0: no check).
     public var minFreeBytes = 2 * 1024 * 1024
     /// The file these settings were read from, if any.
@@ -41,7 +43,8 @@ public struct Configuration: Sendable, Equatable {
 
     /// The coordinator's share of these settings.
     public var sync: SyncSettings {
-        SyncSettings(retry: retry, imageLimits: images, imageOutput: imageOutput, maxBodyBytes: fetch.maxBytes, keepRemoved: keepRemoved)
+        SyncSettings(retry: retry, imageLimits: images, imageOutput: imageOutput, maxBodyBytes: fetch.maxBytes, keepRemoved: keepRemoved,
+            freshnessMaxAge: freshnessMaxAge)
     }
 
     public init(recordsDirectory: String, cacheDirectory: String) {

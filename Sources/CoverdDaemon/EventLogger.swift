@@ -75,6 +75,24 @@ public final class EventLogger: Sendable {
                 logger.info(
                     "deleted the kept covers of \(message.count) album(s) removed more than \(EventLogger.describeDelay(message.keptFor.seconds)) ago")
             },
+            on(CoverRevalidated.self) { message in
+                // Confirmed, not downloaded: the contract's closed set of events has no other name for it.
+                var metadata = EventLogger.fields(of: message.album, url: message.url)
+                metadata["event"] = "cover_cached"
+                metadata["revalidated"] = "not_modified"
+                metadata["http_status"] = "304"
+                metadata["duration_ms"] = "\(message.duration.milliseconds)"
+                logger.info("cover of album \(message.album.id) is current (304 from \(message.url)); \(message.path) unchanged", metadata: metadata)
+            },
+            on(RevalidationFailed.self) { message in
+                var metadata = EventLogger.fields(of: message.album, url: message.url)
+                metadata["error"] = "\(message.reason)"
+                metadata["revalidated"] = "failed"
+                if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+                logger.warning(
+                    "could not revalidate the cover of album \(message.album.id) (\(message.reason)); it stays cached, outdated, and is asked again at \(EventLogger.describeDate(message.retryAt))",
+                    metadata: metadata)
+            },
             on(CoverCached.self) { message in
                 let milliseconds = message.duration.milliseconds
                 var metadata = EventLogger.fields(of: message.album, url: message.url)
@@ -85,6 +103,7 @@ public final class EventLogger: Sendable {
                 if let release = message.album.releaseID ?? message.releaseID { metadata["mbid"] = "\(release)" }
                 if let group = message.album.releaseGroupID ?? message.releaseGroupID { metadata["release_group_mbid"] = "\(group)" }
                 if let status = message.httpStatus { metadata["http_status"] = "\(status)" }
+                if message.revalidated { metadata["revalidated"] = "updated" }
                 let found = message.source == .url ? "" : " (found by \(message.source.rawValue))"
                 logger.info(
                     "cached cover for album \(message.album.id): \(message.bytes) bytes from \(message.url)\(found) in \(milliseconds) ms",

@@ -16,6 +16,16 @@ public struct FetchedBody: Sendable {
     public var duration: Duration
     /// When the (last) request went out, after name lookup, connection and TLS; nil when unknown.
     public var requestSent: ContinuousClock.Instant?
+    /// The final response's `ETag` and `Last-Modified`, kept to revalidate the cover later.
+    public var validators = Validators(etag: nil, lastModified: nil)
+}
+
+/// A revalidation's answer: `304 Not Modified`, the cached cover confirmed.
+public struct NotModified: Sendable {
+    public var effectiveURL: String
+    public var duration: Duration
+    /// Validators the 304 carried; a server may send new ones, which replace the old.
+    public var validators: Validators
 }
 
 /// Why a download did not produce a body, and whether trying again may help.
@@ -68,6 +78,8 @@ public struct FetchFailure: Error, Sendable, Equatable, CustomStringConvertible 
 /// How a fetch ended.
 public enum FetchOutcome: Sendable {
     case success(FetchedBody)
+    /// Only for a `.revalidation`: the server says the cached cover is current.
+    case notModified(NotModified)
     case failure(FetchFailure)
 }
 
@@ -82,6 +94,9 @@ public enum FetchPurpose: Sendable, Equatable {
     /// admission limits and the body budget, so that the caller's spacing is
     /// the spacing the server sees.
     case answer(limit: Int)
+    /// A cached cover asked again with its validators (contract §8): waits its
+    /// turn as a cover does; a `304` ends it with `.notModified`, holding no body.
+    case revalidation(Validators)
 }
 
 /// Downloads cover bodies. Implementations run many transfers at once.

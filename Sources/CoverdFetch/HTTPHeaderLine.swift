@@ -5,6 +5,8 @@ enum HTTPHeaderLine: Equatable {
     case status(code: Int, reason: String)
     case retryAfter(String)
     case contentLength(Int?)
+    case etag(String)
+    case lastModified(String)
     case other
 
     init(_ line: UnsafeRawBufferPointer) {
@@ -27,6 +29,10 @@ enum HTTPHeaderLine: Equatable {
             self = .retryAfter(String(decoding: value, as: UTF8.self))
         } else if HTTPHeaderLine.equalsIgnoringCase(name, "content-length") {
             self = .contentLength(HTTPHeaderLine.decimal(value))
+        } else if HTTPHeaderLine.equalsIgnoringCase(name, "etag") {
+            self = HTTPHeaderLine.validator(value).map(HTTPHeaderLine.etag) ?? .other
+        } else if HTTPHeaderLine.equalsIgnoringCase(name, "last-modified") {
+            self = HTTPHeaderLine.validator(value).map(HTTPHeaderLine.lastModified) ?? .other
         } else {
             self = .other
         }
@@ -43,6 +49,14 @@ enum HTTPHeaderLine: Equatable {
         }
         while index < bytes.count, bytes[index] == 0x20 { index += 1 }
         return .status(code: code, reason: String(decoding: UnsafeRawBufferPointer(rebasing: bytes[index...]), as: UTF8.self))
+    }
+
+    /// A validator worth sending back: printable ASCII, at most 256 bytes;
+    /// anything else (a hostile server's megabyte, a line break) is dropped,
+    /// and the cover is then downloaded again when outdated.
+    static func validator(_ bytes: UnsafeRawBufferPointer) -> String? {
+        guard !bytes.isEmpty, bytes.count <= 256, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// A non-negative decimal that fits an Int, or nil.

@@ -25,10 +25,21 @@ final class Transfer {
     private(set) var status = 0
     private(set) var reason = ""
     private(set) var retryAfter: String?
+    /// The final response's validators (an earlier response's are forgotten at its status line).
+    private(set) var validators = Validators(etag: nil, lastModified: nil)
+    /// The request's extra headers (a revalidation's), alive as long as libcurl may read them.
+    var headers: CurlHeaderList?
 
-    init(id: FetchID, url: CoverURL, easy: CurlEasy, maxBytes: Int, completion: @escaping @Sendable (FetchOutcome) -> Void) {
+    /// What a revalidation sends back; nil for a plain download.
+    let revalidating: Validators?
+
+    init(
+        id: FetchID, url: CoverURL, easy: CurlEasy, maxBytes: Int, revalidating: Validators? = nil,
+        completion: @escaping @Sendable (FetchOutcome) -> Void
+    ) {
         self.id = id
         self.url = url
+        self.revalidating = revalidating
         self.easy = easy
         self.maxBytes = maxBytes
         self.completion = completion
@@ -76,8 +87,13 @@ final class Transfer {
             status = code
             reason = text
             retryAfter = nil
+            validators = Validators(etag: nil, lastModified: nil)
         case .retryAfter(let value):
             retryAfter = value
+        case .etag(let value):
+            validators.etag = value
+        case .lastModified(let value):
+            validators.lastModified = value
         case .contentLength(let length?) where (200...299).contains(status):
             if length > maxBytes {
                 exceededLimit = true

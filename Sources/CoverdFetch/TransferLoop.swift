@@ -38,6 +38,8 @@ final class TransferLoop {
         var url: CoverURL
         /// An answer's size cap, when smaller than the settings'.
         var limit: Int?
+        /// A revalidation's validators.
+        var validators: Validators? = nil
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
@@ -75,6 +77,9 @@ final class TransferLoop {
         case .start(let id, let url, .cover, let completion):
             waiting[id] = completion
             admission.enqueue(Waiting(id: id, url: url, limit: nil, completion: completion), origin: url.origin)
+        case .start(let id, let url, .revalidation(let validators), let completion):
+            waiting[id] = completion
+            admission.enqueue(Waiting(id: id, url: url, limit: nil, validators: validators, completion: completion), origin: url.origin)
         case .start(let id, let url, .answer(let limit), let completion):
             answersWaiting.append(Waiting(id: id, url: url, limit: limit, completion: completion))
         case .cancel(let id):
@@ -124,7 +129,8 @@ final class TransferLoop {
     private func begin(_ next: Waiting, admittedFrom origin: String?) -> Bool {
         let easy = pool.popLast() ?? CurlEasy()
         let maxBytes = min(next.limit ?? options.settings.maxBytes, options.settings.maxBytes)
-        let transfer = Transfer(id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, completion: next.completion)
+        let transfer = Transfer(
+            id: next.id, url: next.url, easy: easy, maxBytes: maxBytes, revalidating: next.validators, completion: next.completion)
         var failure: FetchFailure?
         do {
             try options.configure(transfer)

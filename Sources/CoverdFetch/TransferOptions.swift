@@ -76,6 +76,14 @@ struct TransferOptions {
         try easy.set(CURLOPT_HEADERFUNCTION, callback: transferHeaderCallback, "HEADERFUNCTION")
         try easy.set(CURLOPT_HEADERDATA, pointer: transfer.unmanagedPointer, "HEADERDATA")
         try easy.set(CURLOPT_PRIVATE, pointer: transfer.unmanagedPointer, "PRIVATE")
+        if let validators = transfer.revalidating, !validators.isEmpty {
+            var lines: [String] = []
+            if let etag = validators.etag { lines.append("If-None-Match: \(etag)") }
+            if let lastModified = validators.lastModified { lines.append("If-Modified-Since: \(lastModified)") }
+            guard let headers = CurlHeaderList(lines) else { throw CurlSetupError(option: "HTTPHEADER", code: CURLE_OUT_OF_MEMORY) }
+            transfer.headers = headers
+            try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.list), "HTTPHEADER")
+        }
         if let caBundle {
             // CURL_BLOB_COPY: libcurl keeps its own copy, so no pointer outlives these closures.
             let code = caBundle.withUnsafeBytes { raw in

@@ -16,6 +16,8 @@ struct TransferOutcomeClassifier {
         case .success(var body):
             body.requestSent = sent
             return .success(body)
+        case .notModified(let answer):
+            return .notModified(answer)
         case .failure(var failure):
             failure.requestSent = sent
             return .failure(failure)
@@ -31,9 +33,14 @@ struct TransferOutcomeClassifier {
         }
         switch code {
         case CURLE_OK:
+            let url = transfer.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? transfer.url.string
             if (200...299).contains(status) {
-                let url = transfer.easy.info(string: CURLINFO_EFFECTIVE_URL) ?? transfer.url.string
-                return .success(FetchedBody(bytes: transfer.takeBody(), httpStatus: status, effectiveURL: url, duration: duration))
+                var body = FetchedBody(bytes: transfer.takeBody(), httpStatus: status, effectiveURL: url, duration: duration)
+                body.validators = transfer.validators
+                return .success(body)
+            }
+            if status == 304, transfer.revalidating != nil {
+                return .notModified(NotModified(effectiveURL: url, duration: duration, validators: transfer.validators))
             }
             let retryAfter = transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) }
             let reason = transfer.reason.isEmpty ? "" : " \(transfer.reason)"

@@ -15,16 +15,25 @@ final class AwaitedFetcher: Sendable {
     }
 
     /// A cover's body, held against the fetcher's budget until `bodyConsumed()` like any fetched cover.
-    func get(_ url: CoverURL) async -> FetchOutcome {
+    func get(_ url: CoverURL) async -> Result<FetchedBody, FetchFailure> {
         await fetch(url, purpose: .cover)
     }
 
     /// A small answer (a web service's JSON), started at once: its caller paces it.
-    func answer(_ url: CoverURL, limit: Int) async -> FetchOutcome {
+    func answer(_ url: CoverURL, limit: Int) async -> Result<FetchedBody, FetchFailure> {
         await fetch(url, purpose: .answer(limit: limit))
     }
 
-    private func fetch(_ url: CoverURL, purpose: FetchPurpose) async -> FetchOutcome {
+    /// A lookup never revalidates, so a 304 (which only a revalidation gets) is a failure here.
+    private func fetch(_ url: CoverURL, purpose: FetchPurpose) async -> Result<FetchedBody, FetchFailure> {
+        switch await outcome(url, purpose: purpose) {
+        case .success(let body): return .success(body)
+        case .failure(let failure): return .failure(failure)
+        case .notModified: return .failure(FetchFailure(kind: .other, message: "HTTP 304 to a request that asked for no revalidation"))
+        }
+    }
+
+    private func outcome(_ url: CoverURL, purpose: FetchPurpose) async -> FetchOutcome {
         guard !Task.isCancelled else { return .failure(FetchFailure(kind: .cancelled, message: "cancelled")) }
         let id = FetchID(nextID.add(1, ordering: .relaxed).newValue)
         let fetcher = self.fetcher

@@ -14,12 +14,18 @@ public struct StatusReport: Sendable {
     public var coversDirectory: String
     /// Where the index should be, when `load` found none there (the daemon never ran with this cache).
     public var missingIndex: String?
+    /// `freshness.max_age`, to tell which cached covers are outdated; zero: none is by age.
+    public var maxAge: Duration = .seconds(2_592_000)
+    /// The time the report speaks of.
+    public var now = Date()
 
     public var summary: SyncSummary {
         var summary = SyncSummary(albums: rows.count)
         for row in rows {
             switch row.state {
-            case .cached: summary.cached += 1
+            case .cached:
+                summary.cached += 1
+                if isOutdated(row) { summary.outdated += 1 }
             case .pending:
                 summary.pending += 1
                 if row.coverURL == nil { summary.awaitingLookup += 1 }
@@ -41,6 +47,16 @@ public struct StatusReport: Sendable {
         var report = StatusReport(rows: all.filter { $0.removedAt == nil }, coversDirectory: covers)
         report.removed = all.filter { $0.removedAt != nil }
         return report
+    }
+
+    /// Whether a cached cover is outdated (contract §8): `maxAge` past when it
+    /// was last confirmed, or due for revalidation as the daemon last wrote it
+    /// (asked by `coverd refresh`, or a revalidation not yet done or failed).
+    public func isOutdated(_ row: IndexRow) -> Bool {
+        guard row.state == .cached else { return false }
+        if row.refresh != nil { return true }
+        guard maxAge > .zero else { return false }
+        return (row.checkedAt ?? row.updatedAt).addingTimeInterval(maxAge.seconds) <= now
     }
 
     /// Where a removed album's cover is kept.

@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import CoverdBase
 import CoverdCache
 import Foundation
@@ -24,7 +29,7 @@ public struct StatusText: Sendable {
         var out: [UInt8] = []
         out.reserveCapacity(rows.count * 300 + 128)
         out += "{\"summary\": {\"albums\": \(summary.albums), \"cached\": \(summary.cached), ".utf8
-        out += "\"pending\": \(summary.pending), \"failed\": \(summary.failed)},\n \"albums\": [".utf8
+        out += "\"pending\": \(summary.pending), \"failed\": \(summary.failed), \"outdated\": \(summary.outdated)},\n \"albums\": [".utf8
         for (offset, row) in rows.enumerated() {
             out += (offset == 0 ? "\n  " : ",\n  ").utf8
             out += "{\"id\": ".utf8
@@ -51,6 +56,9 @@ public struct StatusText: Sendable {
             JSONText.append(row.releaseGroupID ?? row.foundReleaseGroupID, to: &out)
             out += ", \"resolved_url\": ".utf8
             JSONText.append(row.state == .cached ? row.resolvedURL : nil, to: &out)
+            out += (report.isOutdated(row) ? ", \"outdated\": true" : ", \"outdated\": false").utf8
+            out += ", \"checked_at\": ".utf8
+            JSONText.append(row.state == .cached ? StatusText.utc(row.checkedAt ?? row.updatedAt) : nil, to: &out)
             out += "}".utf8
         }
         out += (rows.isEmpty ? "]}\n" : "\n ]}\n").utf8
@@ -61,13 +69,15 @@ public struct StatusText: Sendable {
     public func table() -> String {
         let summary = report.summary
         let rows = report.rows
-        var out = summary.line + (summary.awaitingLookup > 0 ? "; \(summary.awaitingLookup) waiting for a lookup" : "") + "\n"
+        var out = summary.line + (summary.awaitingLookup > 0 ? "; \(summary.awaitingLookup) waiting for a lookup" : "")
+            + (summary.outdated > 0 ? "; \(summary.outdated) outdated" : "") + "\n"
         guard !rows.isEmpty else { return out }
         // Columns line up to 48 characters; a longer id is shown whole (it names the cover's file), pushing its line out.
         let idWidth = min(max(rows.map(\.id.rawValue.count).max() ?? 2, 2), 48)
         out += "STATE    " + "ID".padding(toLength: idWidth, withPad: " ", startingAt: 0) + "  ALBUM / DETAIL\n"
         for row in rows {
-            let state = row.state.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+            // An outdated cover is still cached; the table says so with a mark, `state` keeps its three values.
+            let state = (row.state.rawValue + (report.isOutdated(row) ? "*" : "")).padding(toLength: 7, withPad: " ", startingAt: 0)
             let id = row.id.rawValue.padding(toLength: max(idWidth, row.id.rawValue.count), withPad: " ", startingAt: 0)
             var detail = "\(row.artist) – \(row.title)"
             if let source = row.source { detail += " [\(source.rawValue)]" }
@@ -124,6 +134,15 @@ public struct StatusText: Sendable {
         }
         out += (report.removed.isEmpty ? "]}\n" : "\n ]}\n").utf8
         return out
+    }
+
+    /// `2026-11-27T14:05:06Z`, made with `gmtime_r`: a formatter per row was most of a large `status --json`.
+    static func utc(_ date: Date) -> String {
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        guard gmtime_r(&seconds, &parts) != nil else { return describe(date) }
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
     static func describe(_ date: Date) -> String {

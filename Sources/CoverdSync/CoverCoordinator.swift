@@ -70,7 +70,8 @@ public final class CoverCoordinator: Sendable {
         let workerCount = max(2, ProcessInfo.processInfo.activeProcessorCount)
         workers = WorkPool(label: "coverd.covers", width: workerCount)
         converters = WorkPool(label: "coverd.convert", width: min(4, ProcessInfo.processInfo.activeProcessorCount))
-        state = Mutex(State(planner: SyncPlanner(policy: settings.retry, paths: store.paths, keepRemoved: settings.keepRemoved), settings: settings))
+        state = Mutex(State(planner: SyncPlanner(
+            policy: settings.retry, paths: store.paths, keepRemoved: settings.keepRemoved, maxAge: settings.freshnessMaxAge), settings: settings))
     }
 
     /// Loads what the index remembers and starts observing the bus. Call before the first scan is posted.
@@ -175,12 +176,14 @@ public final class CoverCoordinator: Sendable {
         var changes: [IndexChange] = []
         for effect in effects {
             switch effect {
-            case .fetch where stopped, .lookUp where stopped:
+            case .fetch where stopped, .lookUp where stopped, .revalidate where stopped:
                 continue
             case .stage(let request) where stopped:
                 if case .download = request.source { fetcher.bodyConsumed() }
             case .fetch(let id, let url):
                 startFetch(id, url: url)
+            case .revalidate(let id, let key, let url, let validators):
+                startRevalidation(id, job: key, url: url, validators: validators)
             case .lookUp(let id, let request):
                 startLookup(id, request: request)
             case .cancelAttempt(let id):
@@ -261,6 +264,22 @@ public final class CoverCoordinator: Sendable {
         }
     }
 
+    private func startRevalidation(_ id: FetchID, job key: JobKey, url: CoverURL, validators: Validators) {
+        fetcher.fetch(id, url: url, purpose: .revalidation(validators)) { [weak self] outcome in
+            guard let self else { return }
+            self.queue.async {
+                var staging = false
+                self.run { planner, _, now in
+                    let effects = planner.revalidationFinished(id, job: key, outcome: outcome, now: now)
+                    staging = effects.contains { if case .stage(let request) = $0 { request.fetchID == id } else { false } }
+                    return effects
+                }
+                // A new body no longer wanted (its albums went away meanwhile) is dropped here.
+                if case .success = outcome, !staging { self.fetcher.bodyConsumed() }
+            }
+        }
+    }
+
     private func startFetch(_ id: FetchID, url: CoverURL) {
         fetcher.fetch(id, url: url) { [weak self] outcome in
             guard let self else { return }
@@ -283,6 +302,7 @@ public final class CoverCoordinator: Sendable {
             state.settings = settings
             state.planner.policy = settings.retry
             state.planner.keepRemoved = settings.keepRemoved
+            state.planner.freshness.setMaxAge(settings.freshnessMaxAge, unit: state.planner.random)
         }
     }
 }

@@ -93,7 +93,7 @@ extension CoverFiles {
             case .keepCover(let id): if !keep(id) { unkept.append(id) }
             case .purgeKept(let id): purgeKept(id)
             case .discard(let temporary): discard(temporary)
-            case .fetch, .lookUp, .cancelAttempt, .stage, .index, .post: return true
+            case .fetch, .revalidate, .lookUp, .cancelAttempt, .stage, .index, .post: return true
             }
             return false
         }

@@ -1,4 +1,5 @@
 import CoverdCache
+import CoverdFetch
 import CoverdImages
 import CoverdModel
 
@@ -16,6 +17,8 @@ struct CoverStager: Sendable {
         let png: [UInt8]
         let status: Int?
         let duration: Duration
+        var validators = Validators(etag: nil, lastModified: nil)
+        var copiedFrom: AlbumID?
         switch request.source {
         case .download(let body):
             do {
@@ -25,6 +28,7 @@ struct CoverStager: Sendable {
             }
             status = body.httpStatus
             duration = body.duration
+            validators = body.validators
         case .cachedCover(let sibling):
             let started = ContinuousClock.now
             do {
@@ -35,6 +39,7 @@ struct CoverStager: Sendable {
             }
             status = nil
             duration = ContinuousClock.now - started
+            copiedFrom = sibling
         }
         var temporaries: [AlbumID: TemporaryCover] = [:]
         for id in request.albums {
@@ -46,6 +51,7 @@ struct CoverStager: Sendable {
                 return .failure(.storage(error, bytes: png.count))
             }
         }
-        return .success(StagedCovers(temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration))
+        return .success(StagedCovers(
+            temporaries: temporaries, bytes: png.count, httpStatus: status, duration: duration, validators: validators, copiedFrom: copiedFrom))
     }
 }

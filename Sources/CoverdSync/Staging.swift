@@ -50,4 +50,8 @@ struct StagedCovers: Sendable {
     /// Nil when the cover was copied from another album's cached file.
     var httpStatus: Int?
     var duration: Duration
+    /// The download's validators (none for a copy).
+    var validators = Validators(etag: nil, lastModified: nil)
+    /// The album whose cached file was copied, when it was.
+    var copiedFrom: AlbumID?
 }

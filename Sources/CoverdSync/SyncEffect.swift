@@ -12,6 +12,8 @@ import CoverdModel
 /// largest, an index row.
 enum SyncEffect: Sendable {
     case fetch(FetchID, CoverURL)
+    /// Ask again for the cached cover of a job's albums, with its validators (contract §8).
+    indirect case revalidate(FetchID, JobKey, CoverURL, Validators)
     /// Find and download the cover of albums without a URL (`CoverLookup`).
     indirect case lookUp(FetchID, LookupRequest)
     /// Stop a fetch or a lookup.

@@ -46,6 +46,27 @@ public struct CoverCached: BusMessage {
     public var bytes: Int
     public var httpStatus: Int?
     public var duration: Duration
+    /// True when it replaced an outdated cover whose server sent a new one (contract §8).
+    public var revalidated = false
+}
+
+/// An outdated cover confirmed by its server (`304 Not Modified`): the file was not touched.
+public struct CoverRevalidated: BusMessage {
+    public var album: Album
+    public var path: String
+    /// The URL asked: the record's, or the one a lookup found.
+    public var url: CoverURL
+    public var duration: Duration
+}
+
+/// An outdated cover could not be revalidated: it stays cached as it is,
+/// outdated, and is tried again at `retryAt`.
+public struct RevalidationFailed: BusMessage {
+    public var album: Album
+    public var url: CoverURL
+    public var reason: String
+    public var httpStatus: Int?
+    public var retryAt: Date
 }
 
 /// A cover that could not be found, fetched or stored.

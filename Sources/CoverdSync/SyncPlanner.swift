@@ -30,6 +30,10 @@ struct SyncPlanner {
     /// How long a removed album's cover is kept (`cache.keep_removed`); zero: deleted at once.
     var keepRemoved: Duration
     var retries = RetryHeap()
+    /// When each cached cover was confirmed, and when it is to be revalidated (contract §8).
+    var freshness: FreshnessSchedule
+    /// Revalidations in progress, by job.
+    var revalidations: [JobKey: Revalidation] = [:]
     /// When covers waiting for room on a full disk are next looked at: all
     /// share it, so one wake-up (and one log line) covers them all.
     var roomLook: Date?
@@ -44,16 +48,21 @@ struct SyncPlanner {
     private var nextToken: UInt64 = 0
 
     init(
-        policy: RetryPolicy, paths: CoverPaths, keepRemoved: Duration = .seconds(604_800),
+        policy: RetryPolicy, paths: CoverPaths, keepRemoved: Duration = .seconds(604_800), maxAge: Duration = .seconds(2_592_000),
         random: @escaping () -> Double = { Double.random(in: 0..<1) }
     ) {
         self.policy = policy
+        freshness = FreshnessSchedule(maxAge: maxAge)
         self.keepRemoved = keepRemoved
         self.paths = paths
         self.random = random
     }
 
-    var summary: SyncSummary { tracked.summary }
+    var summary: SyncSummary {
+        var summary = tracked.summary
+        summary.outdated = freshness.outdated.count
+        return summary
+    }
 
     /// What the index remembers from earlier runs.
     mutating func load(_ rows: [IndexRow]) {
@@ -86,7 +95,7 @@ struct SyncPlanner {
 
     /// The earliest time a waiting job, or a kept cover's purge, is due, if any.
     mutating func nextWakeUp() -> Date? {
-        let purge = kept.nextDue(keepFor: keepRemoved)
+        let purge = [kept.nextDue(keepFor: keepRemoved), nextRevalidation()].compactMap { $0 }.min()
         while let entry = retries.earliest {
             if case .waiting(_, let token)? = jobs[entry.key]?.phase, token == entry.token {
                 return purge.map { min($0, entry.due) } ?? entry.due
@@ -218,6 +227,7 @@ struct SyncPlanner {
             _ = tracked.remove(id)
             detach(id, from: JobKey(current.album), effects: &effects)
             resolutions[id] = nil
+            freshness.forget(id)
             let keptUntil = keepAside(row, now: now, effects: &effects)
             effects.append(.post(AlbumRemoved(id: id, record: current.album.record, coverURL: current.album.coverURL?.string, keptUntil: keptUntil)))
         }
@@ -333,6 +343,9 @@ struct SyncPlanner {
             tracked.put(entry)
             // What a lookup found is kept: a warm restart asks nothing of MusicBrainz or the archive.
             if album.coverURL == nil { resolutions[album.id] = Resolution(row: row) }
+            noteCached(album.id, checkedAt: row.checkedAt ?? row.updatedAt, validators: Validators(etag: row.etag, lastModified: row.lastModified))
+            // A `coverd refresh` taken while no daemon ran.
+            if let mark = row.refresh { refresh(album.id, mark: mark, now: now, effects: &effects) }
             return
         }
         let recordChanged = row.title != album.title || row.artist != album.artist || row.year != album.year || row.genre != album.genre
@@ -340,10 +353,10 @@ struct SyncPlanner {
             tracked.setState(&entry, .failed)
         }
         tracked.put(entry)
-        if row.state != .cached, !recordChanged, let due = row.nextRetry, due > now {
+        if row.state != .cached, !recordChanged, row.refresh == nil, let due = row.nextRetry, due > now {
             waitForRetry(album.id, on: key, until: due, attempts: row.attempts, effects: &effects)
         } else {
-            attach(album.id, to: key, now: now, retryWaiting: recordChanged, effects: &effects)
+            attach(album.id, to: key, now: now, retryWaiting: recordChanged || row.refresh != nil, effects: &effects)
         }
     }
 
@@ -369,10 +382,12 @@ struct SyncPlanner {
     /// lookup) starts. A job waiting to retry starts at once when
     /// `retryWaiting` (the album's record changed); otherwise the album
     /// shares its last failure.
-    mutating func attach(_ id: AlbumID, to key: JobKey, now: Date, retryWaiting: Bool = false, effects: inout [SyncEffect]) {
+    mutating func attach(
+        _ id: AlbumID, to key: JobKey, now: Date, retryWaiting: Bool = false, copyingCachedCopies: Bool = true, effects: inout [SyncEffect]
+    ) {
         guard var job = jobs[key] else {
             let fetchID = newAttemptID()
-            if let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
+            if copyingCachedCopies, let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
                 let url = key.url ?? resolutions[sibling]?.url
             {
                 jobs[key] = CoverJob(key: key, waiters: [id], phase: .staging(fetchID), resolution: resolutions[sibling])
@@ -450,6 +465,12 @@ struct SyncPlanner {
             var effects: [SyncEffect] = []
             fail(key, FailedAttempt(failure), now: now, effects: &effects)
             return effects
+        case .notModified:
+            // Only a revalidation asks with validators; a 304 to a plain download is the server's error.
+            var effects: [SyncEffect] = []
+            fail(key, FailedAttempt(FetchFailure(kind: .http(304), message: "HTTP 304 to a request without validators", httpStatus: 304)),
+                 now: now, effects: &effects)
+            return effects
         }
     }
 
@@ -482,6 +503,7 @@ struct SyncPlanner {
 
     /// Staging failed. A cached copy that could not be used is fetched (or looked up) instead.
     mutating func stagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
+        if isRevalidation(fetchID, job: key) { return revalidationStagingFailed(fetchID, job: key, failure: failure, now: now) }
         guard var job = jobs[key], job.phase == .staging(fetchID) else { return [] }
         job.waiters.formUnion(job.lateWaiters)
         job.lateWaiters = []
@@ -504,6 +526,7 @@ struct SyncPlanner {
     /// files of albums that still want this job (none for a stale job). The
     /// caller renames them, then reports with `committed`.
     func temporariesToCommit(_ fetchID: FetchID, job key: JobKey, staged: StagedCovers) -> [AlbumID: TemporaryCover] {
+        if isRevalidation(fetchID, job: key) { return revalidationTemporaries(fetchID, job: key, staged: staged) }
         guard let job = jobs[key], job.phase == .staging(fetchID) else { return [:] }
         return staged.temporaries.filter { id, _ in tracked[id].map { JobKey($0.album) == key } == true && job.waiters.contains(id) }
     }
@@ -515,6 +538,7 @@ struct SyncPlanner {
     mutating func committed(
         _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
     ) -> [SyncEffect] {
+        if isRevalidation(fetchID, job: key) { return revalidationCommitted(fetchID, job: key, staged: staged, renamed: renamed, now: now) }
         var effects: [SyncEffect] = []
         for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
             effects.append(.discard(temporary))
@@ -542,6 +566,9 @@ struct SyncPlanner {
             tracked.setState(&entry, .cached)
             tracked.put(entry)
             if case .lookup = key { resolutions[id] = job.resolution }
+            // A copy of another album's cover shares its validators and age; a download starts both anew.
+            let copiedFrom = staged.copiedFrom.flatMap { freshness.entry($0) }
+            noteCached(id, checkedAt: copiedFrom?.checkedAt ?? now, validators: copiedFrom?.validators ?? staged.validators)
             let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
             if let url = key.url ?? found?.url {
@@ -623,7 +650,7 @@ struct SyncPlanner {
                 effects.append(.index(.upsert(row(for: id, now: now))))
             }
         }
-        return effects
+        return effects + startDueRevalidations(now: now)
     }
 
     /// Records a failed attempt for every album waiting on `key` and schedules the next one.
@@ -704,7 +731,16 @@ struct SyncPlanner {
             row.foundReleaseID = found.releaseID.flatMap { $0 == entry.album.releaseID ? nil : $0.rawValue }
             row.foundReleaseGroupID = found.releaseGroupID.flatMap { $0 == entry.album.releaseGroupID ? nil : $0.rawValue }
         }
-        if entry.state == .cached { row.resolvedURL = entry.album.coverURL?.string ?? resolutions[id]?.url.string }
+        if entry.state == .cached {
+            row.resolvedURL = entry.album.coverURL?.string ?? resolutions[id]?.url.string
+            if let fresh = freshness.entry(id) {
+                row.checkedAt = fresh.checkedAt
+                row.etag = fresh.validators.etag
+                row.lastModified = fresh.validators.lastModified
+            }
+            // Outdated and not yet confirmed: `status` shows it, and a restart asks again at once.
+            if freshness.outdated.contains(id) { row.refresh = .revalidate }
+        }
         return row
     }
 }

@@ -25,13 +25,14 @@ struct StatusCommand: ParsableCommand {
     func run() throws {
         try exitingOnFailure {
             let directory = try cache.directory(config: config)
-            let report: StatusReport
+            var report: StatusReport
             do {
                 report = try StatusReport.load(cacheDirectory: directory)
             } catch {
                 printError("coverd: \(error)")
                 throw ExitCode.failure
             }
+            report.maxAge = try config.load().freshnessMaxAge
             if let missing = report.missingIndex {
                 // Still zero albums on stdout (a script before the first run keeps working),
                 // but a person who mistyped --cache is told why it is empty.

@@ -20,7 +20,9 @@ struct StatusTextTests {
         #expect(snapshot.albums == 1 && snapshot.cached == 1 && snapshot.pending == 0 && snapshot.failed == 0)
         #expect(snapshot.keys == [[
             "id", "title", "artist", "cover_url", "state", "path", "error", "record", "source", "mbid", "release_group_mbid", "resolved_url",
+            "outdated", "checked_at",
         ]])
+        #expect(snapshot.outdated == 0 && snapshot.entries.first?.outdated == false)
         #expect(snapshot.entries.first?.path == directory.path + "/covers/x.png")
         #expect(snapshot.entries.first?.error == nil)
         #expect(snapshot.entries.first?.title == "T\n")
@@ -64,5 +66,37 @@ struct StatusTextTests {
         let report = try StatusReport.load(cacheDirectory: directory.path + "/none")
         #expect(report.summary == SyncSummary())
         #expect(try StatusSnapshot(json: StatusText(report).json()).albums == 0)
+    }
+
+    @Test("Given cached covers confirmed long ago, recently, or marked for revalidation, and a pending album, when status is rendered, then outdated and checked_at say so")
+    func outdatedAndCheckedAt() throws {
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        func row(_ id: String, _ state: CoverState, checked: TimeInterval?, refresh: RefreshMark? = nil) throws -> IndexRow {
+            let album = Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: "http://h/\(id).png"), record: "/r/a.json")
+            var row = IndexRow(album: album, state: state, updatedAt: now.addingTimeInterval(-5))
+            row.checkedAt = checked.map { now.addingTimeInterval(-$0) }
+            row.refresh = refresh
+            return row
+        }
+        var report = StatusReport(
+            rows: [try row("old", .cached, checked: 100), try row("new", .cached, checked: 10), try row("marked", .cached, checked: 1, refresh: .revalidate),
+                   try row("waiting", .pending, checked: nil)],
+            coversDirectory: "/c")
+        report.maxAge = .seconds(60)
+        report.now = now
+
+        // When
+        let snapshot = try StatusSnapshot(json: StatusText(report).json())
+
+        // Then
+        #expect(snapshot.outdated == 2)
+        #expect(snapshot.album("old")?.outdated == true && snapshot.album("marked")?.outdated == true)
+        #expect(snapshot.album("new")?.outdated == false && snapshot.album("waiting")?.outdated == false)
+        #expect(snapshot.album("new")?.checkedAt == "2027-01-15T07:59:50Z")
+        #expect(snapshot.album("waiting")?.checkedAt == nil)
+        #expect(StatusText(report).table().contains("; 2 outdated"))
+        #expect(StatusText(report).table().contains("cached*  old"))
+        report.maxAge = .zero
+        #expect(try StatusSnapshot(json: StatusText(report).json()).outdated == 1, "max_age 0: only the marked one")
     }
 }

@@ -14,7 +14,8 @@ struct KeptCoversTests {
     let week: TimeInterval = 604_800
     let files = FakeCoverFiles()
     var steps: CoverFileSteps<FakeCoverFiles> { CoverFileSteps(files: files) }
-    var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), random: { 0.5 })
+    /// Freshness off (max_age 0): the wake-ups here are the kept covers' purges alone.
+    var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), maxAge: .zero, random: { 0.5 })
 
     func album(_ id: String, _ url: String = "http://h/a.png") throws -> Album {
         Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: url), record: "/r/a.json")

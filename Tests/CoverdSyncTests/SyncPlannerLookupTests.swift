@@ -110,6 +110,7 @@ struct SyncPlannerLookupTests {
         row.source = .releaseGroup
         row.foundReleaseGroupID = group.rawValue
         row.resolvedURL = found.string
+        row.checkedAt = now  // As every cached row of index version 4 has it.
         planner.load([row])
 
         // When

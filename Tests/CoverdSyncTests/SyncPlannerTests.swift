@@ -28,7 +28,8 @@ final class FakeCoverFiles: CoverFiles {
 
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         if failCommits { throw SystemError("rename", path: temporary.path, code: ENOSPC) }
-        let stamp = FileStamp(bytes: temporary.bytes, mtime: 1)
+        // A rename keeps the temporary's stamp.
+        let stamp = FileStamp(bytes: temporary.bytes, mtime: temporary.stamp.mtime)
         files[id] = stamp
         return stamp
     }

@@ -26,6 +26,7 @@ struct UncheckedCoverTests {
             var row = IndexRow(album: album, state: .cached, updatedAt: now)
             row.bytes = indexed.bytes
             row.fileMTime = indexed.mtime
+            row.checkedAt = now  // As every cached row of index version 4 has it.
             return row
         })
         return steps.update(albums, on: &planner, now: now)

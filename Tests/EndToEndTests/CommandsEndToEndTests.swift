@@ -195,7 +195,7 @@ struct CommandsEndToEndTests {
         let result = try runCoverd(["status", "--cache", directory.path] + (json ? ["--json"] : []))
         #expect(result.status == 0)
         if json {
-            #expect(result.stdout.hasPrefix("{\"summary\": {\"albums\": 0, \"cached\": 0, \"pending\": 0, \"failed\": 0}"))
+            #expect(result.stdout.hasPrefix("{\"summary\": {\"albums\": 0, \"cached\": 0, \"pending\": 0, \"failed\": 0, \"outdated\": 0}"))
         } else {
             #expect(result.stdout == "0 albums: 0 cached, 0 pending, 0 failed\n")
         }

@@ -67,6 +67,9 @@ public final class CoverServer: Sendable {
         public var userAgents: [String]
         /// When each path was requested, in the server's monotonic seconds.
         public var times: [String: [Double]]
+        /// Requests per path that carried If-None-Match or If-Modified-Since, and those answered 304.
+        public var conditional: [String: Int] = [:]
+        public var notModified: [String: Int] = [:]
     }
 
     public func requests() throws -> Requests {
@@ -77,11 +80,19 @@ public final class CoverServer: Sendable {
             let agents = object["user_agents"] as? [String]
         else { throw CocoaError(.fileReadCorruptFile) }
         let times = object["times"] as? [String: [Double]] ?? [:]
-        return Requests(total: total, paths: paths, maxInFlight: maxInFlight, inFlight: inFlight, userAgents: agents, times: times)
+        var requests = Requests(total: total, paths: paths, maxInFlight: maxInFlight, inFlight: inFlight, userAgents: agents, times: times)
+        requests.conditional = object["conditional"] as? [String: Int] ?? [:]
+        requests.notModified = object["not_modified"] as? [String: Int] ?? [:]
+        return requests
     }
 
     public func requestCount(_ path: String) throws -> Int {
         try requests().paths[path] ?? 0
+    }
+
+    /// Makes every request for plain file `path` (e.g. "/a.png") answer `status`; 0 serves it again.
+    public func fail(_ path: String, status: Int) throws {
+        _ = try curlGet(url("/__fail?path=\(path)&status=\(status)"))
     }
 
     public func resetCounts() throws {

@@ -83,6 +83,9 @@ public struct StatusAlbum: Sendable, Equatable {
     public var releaseGroupMBID: String? = nil
     /// The URL the cached cover was downloaded from; nil until cached.
     public var resolvedURL: String? = nil
+    /// Contract §8: whether the cached cover is outdated, and when it was last confirmed (ISO 8601).
+    public var outdated: Bool? = nil
+    public var checkedAt: String? = nil
 }
 
 /// `coverd status --json`, decoded; `keys` holds each album object's key set for format checks.
@@ -91,6 +94,8 @@ public struct StatusSnapshot: Sendable {
     public var cached: Int
     public var pending: Int
     public var failed: Int
+    /// `summary.outdated` (contract §8); -1 when absent.
+    public var outdated: Int
     public var entries: [StatusAlbum]
     public var keys: [Set<String>]
 
@@ -104,6 +109,7 @@ public struct StatusSnapshot: Sendable {
         cached = summary["cached"] as? Int ?? -1
         pending = summary["pending"] as? Int ?? -1
         failed = summary["failed"] as? Int ?? -1
+        outdated = summary["outdated"] as? Int ?? -1
         keys = list.map { Set($0.keys) }
         entries = list.map { item in
             StatusAlbum(
@@ -112,7 +118,8 @@ public struct StatusSnapshot: Sendable {
                 state: item["state"] as? String ?? "", path: item["path"] as? String,
                 error: item["error"] as? String, record: item["record"] as? String ?? "",
                 source: item["source"] as? String, mbid: item["mbid"] as? String,
-                releaseGroupMBID: item["release_group_mbid"] as? String, resolvedURL: item["resolved_url"] as? String)
+                releaseGroupMBID: item["release_group_mbid"] as? String, resolvedURL: item["resolved_url"] as? String,
+                outdated: item["outdated"] as? Bool, checkedAt: item["checked_at"] as? String)
         }
     }
 }

@@ -8,6 +8,10 @@ it listens on 127.0.0.1.
   GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}, "times": {"/a.png": [t1, t2]},
                             "max_in_flight": M, "in_flight": K, "user_agents": [...]}   (times: monotonic seconds)
   GET /__reset             forget the counts
+  GET /__fail?path=P&status=S   answer every request for plain file P with status S (0: serve it again)
+  /<file>                  served with an ETag (its bytes' digest) and a Last-Modified (its mtime);
+                           If-None-Match / If-Modified-Since as RFC 9110 says: 304 when they match
+                           ("conditional" and "not_modified" in /__requests count them per path)
   /<file>[?delay_ms=N]     a file from --root, optionally after a delay
   /fault/status/<code>[?retry_after=V]        that status, with Retry-After V
   /fault/flaky/<n>/<file>                      500 for the first n requests, then the file
@@ -26,6 +30,7 @@ it listens on 127.0.0.1.
 """
 import argparse
 import email.utils
+import hashlib
 import json
 import os
 import signal
@@ -42,6 +47,9 @@ COUNTS = {}
 TIMES = {}
 SEEN = {}
 AGENTS = set()
+CONDITIONAL = {}
+NOT_MODIFIED = {}
+FAILING = {}
 IN_FLIGHT = {"now": 0, "max": 0}
 LOCK = threading.Lock()
 
@@ -92,7 +100,7 @@ class Handler(BaseHTTPRequestHandler):
                 body = json.dumps({
                     "total": sum(COUNTS.values()), "paths": COUNTS,
                     "max_in_flight": IN_FLIGHT["max"], "in_flight": IN_FLIGHT["now"], "user_agents": sorted(AGENTS),
-                    "times": TIMES,
+                    "times": TIMES, "conditional": CONDITIONAL, "not_modified": NOT_MODIFIED,
                 }).encode()
             return self.respond(200, body, "application/json")
         if self.path == "/__reset":
@@ -101,7 +109,17 @@ class Handler(BaseHTTPRequestHandler):
                 TIMES.clear()
                 SEEN.clear()
                 AGENTS.clear()
+                CONDITIONAL.clear()
+                NOT_MODIFIED.clear()
                 IN_FLIGHT["max"] = IN_FLIGHT["now"]
+            return self.respond(200, b"ok\n", "text/plain")
+        if self.path.startswith("/__fail?"):
+            query = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
+            with LOCK:
+                if int(query.get("status", "0")) == 0:
+                    FAILING.pop(query["path"], None)
+                else:
+                    FAILING[query["path"]] = int(query["status"])
             return self.respond(200, b"ok\n", "text/plain")
         return self.respond(404, b"unknown control path\n", "text/plain")
 
@@ -128,10 +146,45 @@ class Handler(BaseHTTPRequestHandler):
             return handle.read()
 
     def serve_file(self, name, head=False):
+        with LOCK:
+            failing = FAILING.get(name)
+        if failing:
+            return self.respond(failing, b"failing on purpose\n", "text/plain")
         data = self.read_file(name)
         if data is None:
             return self.respond(404, b"not found\n", "text/plain")
-        return self.respond(200, data, "image/png", head=head)
+        root = os.path.realpath(self.server.root)
+        mtime = os.stat(os.path.join(root, name.lstrip("/"))).st_mtime
+        etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+        validators = {"ETag": etag, "Last-Modified": email.utils.formatdate(mtime, usegmt=True)}
+        if self.not_modified(etag, mtime, name):
+            self.send_response(304)
+            for key, value in validators.items():
+                self.send_header(key, value)
+            self.end_headers()
+            return None
+        return self.respond(200, data, "image/png", validators, head=head)
+
+    def not_modified(self, etag, mtime, name):
+        """RFC 9110 13.2.2: If-None-Match decides when present; else If-Modified-Since."""
+        match = self.headers.get("If-None-Match")
+        since = self.headers.get("If-Modified-Since")
+        if match is None and since is None:
+            return False
+        with LOCK:
+            CONDITIONAL[name] = CONDITIONAL.get(name, 0) + 1
+        if match is not None:
+            tags = [tag.strip().removeprefix("W/") for tag in match.split(",")]
+            fresh = "*" in tags or etag in tags
+        else:
+            try:
+                fresh = int(mtime) <= email.utils.parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError):
+                fresh = False
+        if fresh:
+            with LOCK:
+                NOT_MODIFIED[name] = NOT_MODIFIED.get(name, 0) + 1
+        return fresh
 
     def respond(self, status, body, content_type, headers=None, head=False):
         self.send_response(status)

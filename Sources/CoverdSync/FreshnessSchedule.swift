@@ -1,0 +1,162 @@
+import CoverdFetch
+import CoverdModel
+import Foundation
+
+/// When each cached cover was last confirmed, its validators, and when it is
+/// next to be revalidated (contract §8). A cover is *outdated* once
+/// `maxAge` has passed since it was confirmed, or once `coverd refresh`
+/// asked; it is revalidated at a time drawn a little past that (up to a
+/// tenth of `maxAge` later), so covers cached in the same minute do not all
+/// come due in the same minute.
+///
+/// The due times are a min-heap with lazy deletion, as `RetryHeap`: each
+/// entry carries the token its cover had when it was scheduled, and a popped
+/// entry whose token no longer matches is skipped. `maxAge` zero: never due.
+struct FreshnessSchedule {
+    struct Entry {
+        var checkedAt: Date
+        var validators: Validators
+        /// Revalidations failed in a row, for the backoff of the next.
+        var failures: Int32 = 0
+        /// Set by `coverd refresh` (or a failed revalidation): outdated whatever its age.
+        var asked = false
+        var token: UInt64 = 0
+    }
+
+    private struct Due {
+        var due: Date
+        var id: AlbumID
+        var token: UInt64
+    }
+
+    private(set) var entries: [AlbumID: Entry] = [:]
+    /// Covers taken due, asked for, or failing to revalidate, and not confirmed since: the daemon's
+    /// count of outdated covers, kept as they change (the exact age test is `isOutdated`).
+    private(set) var outdated: Set<AlbumID> = []
+    private var heap: [Due] = []
+    private var nextToken: UInt64 = 0
+    /// `freshness.max_age`; zero: covers never go out of date.
+    private(set) var maxAge: Duration
+
+    init(maxAge: Duration) {
+        self.maxAge = maxAge
+    }
+
+    func entry(_ id: AlbumID) -> Entry? { entries[id] }
+
+    /// Whether `id`'s cover is outdated at `now`.
+    func isOutdated(_ id: AlbumID, now: Date) -> Bool {
+        guard let entry = entries[id] else { return false }
+        return entry.asked || (maxAge > .zero && entry.checkedAt.addingTimeInterval(maxAge.seconds) <= now)
+    }
+
+    /// A cover downloaded or confirmed at `checkedAt`: due again after `maxAge` and its jitter (`unit` in 0..<1).
+    mutating func confirm(_ id: AlbumID, at checkedAt: Date, validators: Validators, unit: Double) {
+        var entry = Entry(checkedAt: checkedAt, validators: validators)
+        entry.token = newToken()
+        entries[id] = entry
+        outdated.remove(id)
+        guard maxAge > .zero else { return }
+        push(Due(due: checkedAt.addingTimeInterval(maxAge.seconds * (1 + 0.1 * unit)), id: id, token: entry.token))
+    }
+
+    /// A revalidation failed: the cover stays as it was, outdated, and is tried again at `retryAt`.
+    mutating func failed(_ id: AlbumID, retryAt: Date) {
+        guard var entry = entries[id] else { return }
+        entry.failures += 1
+        entry.asked = true
+        entry.token = newToken()
+        entries[id] = entry
+        outdated.insert(id)
+        push(Due(due: retryAt, id: id, token: entry.token))
+    }
+
+    /// `coverd refresh`: outdated now, and due at once.
+    mutating func ask(_ id: AlbumID, now: Date) {
+        guard var entry = entries[id] else { return }
+        entry.asked = true
+        entry.failures = 0
+        entry.token = newToken()
+        entries[id] = entry
+        outdated.insert(id)
+        push(Due(due: now, id: id, token: entry.token))
+    }
+
+    /// The cover is no longer cached (its album left, its URL changed, it was erased).
+    mutating func forget(_ id: AlbumID) {
+        entries[id] = nil
+        outdated.remove(id)
+    }
+
+    /// When the next revalidation is due, if any.
+    mutating func nextDue() -> Date? {
+        dropStale()
+        return heap.first?.due
+    }
+
+    /// The next cover due by `now`, taken off the schedule (it is scheduled
+    /// again when its revalidation ends); nil when none is.
+    mutating func takeDue(now: Date) -> AlbumID? {
+        guard let next = nextDue(), next <= now else { return nil }
+        let top = pop()
+        if var entry = entries[top.id] {
+            entry.token = newToken()  // Any other entry of it in the heap is stale now.
+            entries[top.id] = entry
+            outdated.insert(top.id)
+        }
+        return top.id
+    }
+
+    /// A new `maxAge` (a reload): every cover is rescheduled from when it was last confirmed.
+    mutating func setMaxAge(_ newValue: Duration, unit: () -> Double) {
+        guard newValue != maxAge else { return }
+        maxAge = newValue
+        heap = []
+        for (id, var entry) in entries {
+            entry.token = newToken()
+            entries[id] = entry
+            if entry.asked {
+                push(Due(due: .distantPast, id: id, token: entry.token))
+            } else if newValue > .zero {
+                push(Due(due: entry.checkedAt.addingTimeInterval(newValue.seconds * (1 + 0.1 * unit())), id: id, token: entry.token))
+            }
+        }
+    }
+
+    private mutating func newToken() -> UInt64 {
+        nextToken += 1
+        return nextToken
+    }
+
+    /// Pops entries of covers forgotten or rescheduled since.
+    private mutating func dropStale() {
+        while let top = heap.first, entries[top.id]?.token != top.token { _ = pop() }
+    }
+
+    private mutating func push(_ entry: Due) {
+        heap.append(entry)
+        var child = heap.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].due < heap[parent].due else { break }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func pop() -> Due {
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].due < heap[smallest].due { smallest = left }
+            if right < heap.count && heap[right].due < heap[smallest].due { smallest = right }
+            guard smallest != parent else { break }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return top
+    }
+}

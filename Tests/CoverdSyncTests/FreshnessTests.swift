@@ -1,0 +1,263 @@
+@testable import CoverdBase
+@testable import CoverdCache
+@testable import CoverdFetch
+import CoverdImages
+@testable import CoverdModel
+@testable import CoverdRecords
+@testable import CoverdSync
+import Foundation
+import Testing
+
+extension [SyncEffect] {
+    var revalidations: [(FetchID, JobKey, CoverURL, Validators)] {
+        compactMap { if case .revalidate(let id, let key, let url, let validators) = $0 { return (id, key, url, validators) }; return nil }
+    }
+}
+
+@Suite("Sync planner: freshness, revalidation and refresh")
+struct FreshnessTests {
+    let now = Date(timeIntervalSince1970: 1_000_000)
+    let day: TimeInterval = 86_400
+    let files = FakeCoverFiles()
+    var steps: CoverFileSteps<FakeCoverFiles> { CoverFileSteps(files: files) }
+    /// max_age a day; `random` 0.5 puts each due time half a tenth of a day past it.
+    var planner = SyncPlanner(policy: RetryPolicy(), paths: CoverPaths(directory: "/cache/covers"), maxAge: .seconds(86_400), random: { 0.5 })
+
+    func album(_ id: String, _ url: String = "http://h/a.png") throws -> Album {
+        Album(id: try AlbumID(validating: id), title: "T", artist: "A", coverURL: try CoverURL(validating: url), record: "/r/a.json")
+    }
+
+    /// Fetches and stores `album`'s cover at `at`, the server giving `validators`.
+    mutating func cache(_ album: Album, at: Date, validators: Validators = Validators(etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")) throws {
+        let fetch = try #require(steps.update([album], on: &planner, now: at).fetches.first)
+        var body = FetchedBody(bytes: [1, 2, 3], httpStatus: 200, effectiveURL: fetch.1.string, duration: .milliseconds(5))
+        body.validators = validators
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body), now: at).stages.first)
+        _ = steps.staged(request.fetchID, job: request.job, result: .success(staged(request, validators: validators)), on: &planner, now: at)
+    }
+
+    func staged(_ request: StageRequest, validators: Validators, mtime: Int64 = 1) -> StagedCovers {
+        var temporaries: [AlbumID: TemporaryCover] = [:]
+        for id in request.albums { temporaries[id] = TemporaryCover(path: "/cache/incoming/.\(id).tmp", bytes: 100, stamp: FileStamp(bytes: 100, mtime: mtime)) }
+        return StagedCovers(temporaries: temporaries, bytes: 100, httpStatus: 200, duration: .milliseconds(5), validators: validators)
+    }
+
+    @Test("Given a cover cached with validators, when max_age and its jitter pass, then it is revalidated with them, and not a moment before")
+    mutating func outdatedCoverIsRevalidatedWithItsValidators() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        #expect(planner.nextWakeUp() == due)
+
+        // When
+        let early = steps.timerFired(on: &planner, now: due.addingTimeInterval(-1))
+        let onTime = steps.timerFired(on: &planner, now: due)
+
+        // Then
+        #expect(early.revalidations.isEmpty)
+        let revalidation = try #require(onTime.revalidations.first)
+        #expect(revalidation.2.string == "http://h/a.png")
+        #expect(revalidation.3 == Validators(etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT"))
+        #expect(onTime.rows.first?.refresh == .revalidate, "the index says it is outdated meanwhile")
+        #expect(planner.summary.outdated == 1 && planner.summary.cached == 1)
+    }
+
+    @Test("Given a revalidation answered 304, when it ends, then the file is left alone, checked_at moves, the new validators are kept and the next one is a max_age later")
+    mutating func notModifiedConfirms() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+
+        // When
+        let answer = NotModified(effectiveURL: "http://h/a.png", duration: .milliseconds(3), validators: Validators(etag: "\"v2\"", lastModified: nil))
+        let effects = planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .notModified(answer), now: due)
+
+        // Then
+        #expect(effects.stages.isEmpty && files.removed.isEmpty)
+        let row = try #require(effects.rows.first)
+        #expect(row.checkedAt == due && row.etag == "\"v2\"" && row.lastModified == "Mon, 01 Jan 2024 00:00:00 GMT" && row.refresh == nil)
+        #expect(effects.posted(CoverRevalidated.self).map(\.album.id) == [x.id])
+        #expect(planner.summary.outdated == 0)
+        #expect(planner.nextWakeUp() == due.addingTimeInterval(day * 1.05))
+    }
+
+    @Test("Given a revalidation answered with a new body, when it is staged and renamed, then the new file replaces the old and is announced as updated")
+    mutating func newBodyReplacesTheCover() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+        var body = FetchedBody(bytes: [9, 9], httpStatus: 200, effectiveURL: "http://h/a.png", duration: .milliseconds(5))
+        body.validators = Validators(etag: "\"v2\"", lastModified: nil)
+
+        // When
+        let request = try #require(planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .success(body), now: due).stages.first)
+        let effects = steps.staged(
+            request.fetchID, job: request.job, result: .success(staged(request, validators: body.validators, mtime: 7)), on: &planner, now: due)
+
+        // Then
+        #expect(files.files[x.id] == FileStamp(bytes: 100, mtime: 7), "renamed over the old file")
+        let cached = try #require(effects.posted(CoverCached.self).first)
+        #expect(cached.revalidated)
+        #expect(effects.rows.first?.etag == "\"v2\"" && effects.rows.first?.checkedAt == due)
+        #expect(planner.summary.cached == 1 && planner.summary.outdated == 0)
+    }
+
+    @Test("Given a revalidation that fails (a 500, or a body that is no image), when it ends, then the album stays cached and outdated, and is tried again with backoff")
+    mutating func failureKeepsTheOldCover() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        let first = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+
+        // When
+        let failed = planner.revalidationFinished(
+            first.0, job: first.1, outcome: .failure(FetchFailure(kind: .http(500), message: "HTTP 500", httpStatus: 500)), now: due)
+
+        // Then
+        #expect(planner.summary.cached == 1 && planner.summary.outdated == 1)
+        #expect(files.removed.isEmpty)
+        let retry = try #require(failed.posted(RevalidationFailed.self).first?.retryAt)
+        #expect(retry > due && retry <= due.addingTimeInterval(2))
+        #expect(failed.rows.first?.refresh == .revalidate && failed.rows.first?.checkedAt == now)
+        let second = try #require(steps.timerFired(on: &planner, now: retry).revalidations.first)
+        var body = FetchedBody(bytes: [0], httpStatus: 200, effectiveURL: "", duration: .zero)
+        body.validators = Validators(etag: nil, lastModified: nil)
+        let request = try #require(planner.revalidationFinished(second.0, job: second.1, outcome: .success(body), now: retry).stages.first)
+        let refused = steps.staged(request.fetchID, job: request.job, result: .failure(.image(.notAnImage(.html))), on: &planner, now: retry)
+        #expect(planner.summary.cached == 1 && files.files[x.id] != nil)
+        #expect(refused.posted(RevalidationFailed.self).count == 1)
+        #expect(refused.posted(CoverFailed.self).isEmpty)
+    }
+
+    @Test("Given thousands of covers due at once, when the timer fires, then only a few revalidations run at a time, the next starting as one ends")
+    mutating func revalidationsAreSpreadOut() throws {
+        var index = 0
+        for id in (0..<50).map({ "a\($0)" }) {
+            index += 1
+            try cache(try album(id, "http://h/\(id).png"), at: now)
+        }
+        let due = now.addingTimeInterval(day * 1.05)
+
+        // When
+        let started = steps.timerFired(on: &planner, now: due).revalidations
+        let more = steps.timerFired(on: &planner, now: due).revalidations
+        let answer = NotModified(effectiveURL: "", duration: .zero, validators: Validators(etag: nil, lastModified: nil))
+        _ = planner.revalidationFinished(started[0].0, job: started[0].1, outcome: .notModified(answer), now: due)
+
+        // Then
+        #expect(started.count == SyncPlanner.revalidationSlots)
+        #expect(more.isEmpty, "no slot is free")
+        #expect(planner.nextWakeUp() == due, "a slot freed: the next is due now")
+        #expect(steps.timerFired(on: &planner, now: due).revalidations.count == 1)
+    }
+
+    @Test("Given a new album while revalidations run, when it is added, then its download starts at once")
+    mutating func revalidationNeverHoldsUpNewAlbums() throws {
+        for id in (0..<10).map({ "a\($0)" }) { try cache(try album(id, "http://h/\(id).png"), at: now) }
+        _ = steps.timerFired(on: &planner, now: now.addingTimeInterval(day * 2))
+
+        // When
+        let effects = steps.update([try album("new", "http://h/new.png")], on: &planner, now: now.addingTimeInterval(day * 2))
+
+        // Then
+        #expect(effects.fetches.map(\.1.string) == ["http://h/new.png"])
+    }
+
+    @Test("Given refresh of an unknown id among known ones, when asked, then it names the unknown and changes nothing")
+    mutating func refreshOfUnknownChangesNothing() throws {
+        try cache(try album("x"), at: now)
+
+        // When
+        let (result, effects) = steps.refresh(
+            RefreshRequest(ids: [try AlbumID(validating: "x"), try AlbumID(validating: "nope")], all: false, mark: .erase), on: &planner, now: now)
+
+        // Then
+        #expect(result == .unknown([try AlbumID(validating: "nope")]))
+        #expect(effects.isEmpty && files.removed.isEmpty && planner.summary.cached == 1)
+    }
+
+    @Test("Given refresh of a fresh cover, when asked, then it is outdated and revalidated at once")
+    mutating func refreshRevalidatesNow() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+
+        // When
+        let (result, effects) = steps.refresh(RefreshRequest(ids: [x.id], all: false, mark: .revalidate), on: &planner, now: now.addingTimeInterval(60))
+
+        // Then
+        #expect(result == .refreshed(count: 1))
+        #expect(effects.revalidations.map(\.3.etag) == ["\"v1\""])
+        #expect(planner.summary.outdated == 1)
+    }
+
+    @Test("Given refresh --erase of a cached cover, when asked, then its file goes and it is fetched anew, without validators, even beside a cached copy")
+    mutating func eraseFetchesAnew() throws {
+        let x = try album("x"), y = try album("y")
+        try cache(x, at: now)
+        // y shares the URL: cached from x's copy.
+        let copy = try #require(steps.update([y], on: &planner, now: now).stages.first)
+        _ = steps.staged(copy.fetchID, job: copy.job, result: .success(staged(copy, validators: Validators(etag: nil, lastModified: nil))), on: &planner, now: now)
+        #expect(planner.summary.cached == 2)
+
+        // When
+        let (result, effects) = steps.refresh(RefreshRequest(ids: [x.id], all: false, mark: .erase), on: &planner, now: now)
+
+        // Then
+        #expect(result == .refreshed(count: 1))
+        #expect(files.removed.contains(x.id))
+        #expect(effects.fetches.map(\.1.string) == ["http://h/a.png"], "a download, not a copy")
+        #expect(effects.revalidations.isEmpty)
+        #expect(planner.summary.pending >= 1)
+    }
+
+    @Test("Given an index row marked for refresh while no daemon ran, when the daemon starts, then the cover is revalidated at once and the mark cleared once confirmed")
+    mutating func markFromTheIndexIsTaken() throws {
+        let x = try album("x")
+        var row = IndexRow(album: x, state: .cached, updatedAt: now)
+        row.bytes = 100
+        row.fileMTime = 1
+        row.checkedAt = now
+        row.etag = "\"v1\""
+        row.refresh = .revalidate
+        planner.load([row])
+        files.files[x.id] = FileStamp(bytes: 100, mtime: 1)
+
+        // When
+        _ = steps.update([x], on: &planner, now: now)
+        let wakeUp = planner.nextWakeUp()
+        let effects = steps.timerFired(on: &planner, now: now)
+
+        // Then
+        #expect(wakeUp == now, "due at once")
+        let revalidation = try #require(effects.revalidations.first)
+        #expect(revalidation.3.etag == "\"v1\"")
+        let answer = NotModified(effectiveURL: "", duration: .zero, validators: Validators(etag: nil, lastModified: nil))
+        let confirmed = planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .notModified(answer), now: now)
+        #expect(confirmed.rows.first?.refresh == nil)
+    }
+
+    @Test("Given max_age 0, when covers are cached, then none is ever due")
+    mutating func maxAgeZeroNeverRevalidates() throws {
+        planner.freshness.setMaxAge(.zero, unit: { 0.5 })
+        try cache(try album("x"), at: now)
+        #expect(planner.nextWakeUp() == nil)
+        #expect(steps.timerFired(on: &planner, now: now.addingTimeInterval(day * 365)).revalidations.isEmpty)
+    }
+
+    @Test("Given a cover whose album goes during its revalidation, when the 304 comes, then nothing is written for it")
+    mutating func withdrawnDuringRevalidation() throws {
+        let x = try album("x")
+        try cache(x, at: now)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: now.addingTimeInterval(day * 2)).revalidations.first)
+        _ = steps.withdraw([x.id], on: &planner, now: now.addingTimeInterval(day * 2))
+
+        // When
+        let answer = NotModified(effectiveURL: "", duration: .zero, validators: Validators(etag: nil, lastModified: nil))
+        let effects = planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .notModified(answer), now: now.addingTimeInterval(day * 2))
+
+        // Then
+        #expect(effects.isEmpty)
+    }
+}
