@@ -40,6 +40,7 @@ import kept
 import linkrate
 import longids
 import lookup
+import revalidation
 import shaping
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -716,7 +717,7 @@ def main():
     parser.add_argument("--binary", help="coverd to measure (default: a release build)")
     parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
     parser.add_argument("--jpeg-count", type=int, default=500, help="JPEG covers for the conversion row")
-    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg", "lookup"])
+    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg", "lookup", "revalidation"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
     if not args.check:
@@ -845,6 +846,12 @@ def main():
             except Exception as error:  # The rows measured so far are still printed.
                 print(f"# lookup: not measured: {error!r}", flush=True)
                 rows.append(("1,000 albums found by release id", "not measured (see above)", "", "", ""))
+        if "revalidation" not in args.skip:
+            try:
+                rows += revalidation.rows(sys.modules[__name__], binary, nginx, urls, args.runs)
+            except Exception as error:  # The rows measured so far are still printed.
+                print(f"# revalidation: not measured: {error!r}", flush=True)
+                rows.append(("revalidation pass over the cached corpus", "not measured (see above)", "", "", ""))
         print()
         print("| measure | coverd | baseline | ratio | goal |")
         print("|---|---|---|---|---|")

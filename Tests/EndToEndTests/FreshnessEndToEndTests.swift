@@ -138,4 +138,32 @@ struct FreshnessEndToEndTests {
         #expect(try daemon.status().album("never")?.outdated == false)
         #expect(try daemon.stop() == 0)
     }
+
+    @Test("Given a cover found by search, when the archive's front image changes and the cover is outdated, then the new image is cached through the release found, with no new search")
+    func lookedUpCoverFollowsTheArchive() throws {
+        let release = mbid(80, 1)
+        func fixtures(_ colour: [Int]) -> [String: Any] {
+            ["releases": [["id": release, "title": "Kind of Blue", "artist_credit": "Miles Davis", "image": ["generate": [64, 64], "color": colour]]]]
+        }
+        let world = try LookupWorld(fixtures([200, 10, 10]), settings: "[freshness]\nmax_age = 1\n")
+        try world.record("k.json", [["title": "Kind of Blue", "artist": "Miles Davis", "id": "kind"]])
+        let daemon = try world.startDaemon()
+        let first = try daemon.waitForStatus("found by search") { $0.album("kind")?.state == "cached" }
+        #expect(first.album("kind")?.source == "search")
+        let found = try #require(first.album("kind"))
+        let old = try #require(readBytes(world.coverPath("kind")))
+        let searches = try world.services.requests().byOrigin["mb"] ?? 0
+
+        // When
+        try world.services.replaceFixtures(fixtures([10, 10, 200]))
+
+        // Then
+        try waitUntil("the new front image cached", timeout: 30) { (readBytes(world.coverPath("kind")) ?? old) != old }
+        #expect(try world.services.requests().byOrigin["mb"] ?? 0 == searches, "no MusicBrainz request: the release found is asked again")
+        let snapshot = try daemon.status()
+        let now = try #require(snapshot.album("kind"))
+        #expect(now.source == "search" && now.mbid == found.mbid && now.releaseGroupMBID == found.releaseGroupMBID && now.resolvedURL == found.resolvedURL)
+        #expect(found.mbid == release || found.releaseGroupMBID != nil, "\(found)")
+        #expect(try daemon.stop() == 0)
+    }
 }

@@ -156,4 +156,11 @@ public final class MusicBrainzServer: Sendable {
             maxAcceptedInWindow: maxAccepted, userAgents: agents, acceptedTimes: mb["accepted_times"] as? [Double] ?? [],
             hostileTimes: mb["hostile_times"] as? [Double] ?? [], overRateTimes: mb["over_rate_times"] as? [Double] ?? [])
     }
+
+    /// Replaces the stand-in's fixtures (POST /__fixtures), as the services change their data.
+    public func replaceFixtures(_ fixtures: [String: Any]) throws {
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: fixtures), as: UTF8.self)
+        let result = try runTool(["curl", "-sS", "--fail", "--max-time", "10", "-X", "POST", "--data-binary", body, "\(musicBrainzURL)/__fixtures"])
+        guard result.status == 0 else { throw CocoaError(.fileWriteUnknown, userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+    }
 }
