@@ -64,6 +64,10 @@ public final class ControlClient: Sendable {
             case .failure(let error) where error.code == EAGAIN || error.code == EWOULDBLOCK:
                 throw .timedOut(path: socketPath.path, waiting: "room to send the request")
             case .failure(let error):
+                // A daemon that refused us (another user) closed at once: its reason may be waiting to be read.
+                if error.code == EPIPE || error.code == ECONNRESET, case .error(let message)? = try? next(timeout: .seconds(1)) {
+                    throw .refused(path: socketPath.path, message: message)
+                }
                 throw .unreachable(path: socketPath.path, error: SystemError("send", path: socketPath.path, code: error.code))
             }
         }

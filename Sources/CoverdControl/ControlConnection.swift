@@ -34,7 +34,7 @@ final class ControlConnection: Sendable {
     }
 
     init(
-        socket: UnixSocket, queue: DispatchQueue, maxPendingOutput: Int,
+        socket: UnixSocket, queue: DispatchQueue, maxRequestBytes: Int, maxPendingOutput: Int,
         onRequest: @escaping @Sendable (ControlConnection, ControlRequest) -> Void,
         onClose: @escaping @Sendable (ControlConnection) -> Void
     ) {
@@ -43,7 +43,7 @@ final class ControlConnection: Sendable {
         self.maxPendingOutput = maxPendingOutput
         self.onRequest = onRequest
         self.onClose = onClose
-        state = Mutex(State(input: LineBuffer(limit: ControlProtocol.maxLineBytes)))
+        state = Mutex(State(input: LineBuffer(limit: maxRequestBytes)))
     }
 
     /// Starts reading; the request must be whole within `requestTimeout`.

@@ -17,7 +17,7 @@ import CoverdSync
 /// queue of its own: a refresh is handed to the coordinator, whose answer
 /// comes back later, so nothing here waits for it or blocks it.
 ///
-/// Bounds: a request is one line of at most `ControlProtocol.maxLineBytes`,
+/// Bounds: a request is one line of at most `maxRequestBytes`,
 /// whole within `requestTimeout`; at most `maxConnections` at once (more are
 /// told so and closed); a follower more than `maxPendingOutput` behind is dropped.
 ///
@@ -30,6 +30,8 @@ public final class ControlServer: Sendable {
     /// How much the server takes on.
     public struct Limits: Sendable {
         public var maxConnections = 16
+        /// The longest request line; less than the protocol's only in tests.
+        public var maxRequestBytes = ControlProtocol.maxLineBytes
         public var requestTimeout: Duration = .seconds(5)
         public var maxPendingOutput = 64 * 1024
         public var followInterval: Duration = .seconds(1)
@@ -199,7 +201,7 @@ public final class ControlServer: Sendable {
             return
         }
         let connection = ControlConnection(
-            socket: socket, queue: queue, maxPendingOutput: limits.maxPendingOutput,
+            socket: socket, queue: queue, maxRequestBytes: limits.maxRequestBytes, maxPendingOutput: limits.maxPendingOutput,
             onRequest: { [weak self] connection, request in self?.handle(request, from: connection) },
             onClose: { [weak self] connection in self?.forget(connection) })
         state.withLock { $0.connections[ObjectIdentifier(connection)] = connection }
