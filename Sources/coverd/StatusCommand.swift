@@ -90,7 +90,12 @@ extension StatusCommand {
             throw ExitCode.failure
         }
         // Interrupted is how following ends: quietly, and successfully. Each line was written whole already.
+        // Unblocked too: a parent may have started us with SIGINT blocked (Foundation's Process passes its mask on).
         signal(SIGINT) { _ in _exit(0) }
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
         var timeout: Duration? = .seconds(5)  // For the first line, which comes at once; then as long as it takes.
         while true {
             let response: ControlResponse?
