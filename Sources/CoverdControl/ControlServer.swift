@@ -39,7 +39,9 @@ public final class ControlServer: Sendable {
         public init() {}
     }
 
+    /// Where the server listens if it can, and where otherwise (the cache's own `coverd.sock`).
     public let socketPath: ControlSocketPath
+    public let fallback: ControlSocketPath?
     private let refresher: any CoverRefreshing
     private let bus: EventBus
     private let ownsCache: Bool
@@ -53,6 +55,8 @@ public final class ControlServer: Sendable {
         var listener: UnixSocket?
         var acceptor: DescriptorSource?
         var directory: DirectoryHandle?
+        /// Where it listens: `socketPath`, or `fallback` when that could not be used.
+        var listening: ControlSocketPath?
         /// The bound socket file's device and inode: removed at stop only if it is still this one.
         var bound: (device: UInt, inode: UInt)?
         var connections: [ObjectIdentifier: ControlConnection] = [:]
@@ -64,10 +68,11 @@ public final class ControlServer: Sendable {
     }
 
     public init(
-        socketPath: ControlSocketPath, refresher: any CoverRefreshing, bus: EventBus, ownsCache: Bool,
+        socketPath: ControlSocketPath, fallback: ControlSocketPath? = nil, refresher: any CoverRefreshing, bus: EventBus, ownsCache: Bool,
         limits: Limits = Limits(), allowedUID: UInt32 = geteuid()
     ) {
         self.socketPath = socketPath
+        self.fallback = fallback
         self.refresher = refresher
         self.bus = bus
         self.ownsCache = ownsCache
@@ -77,47 +82,74 @@ public final class ControlServer: Sendable {
     }
 
     /// Binds and listens, and starts following the daemon's progress. Call
-    /// before the first scan is posted, so followers see every change.
+    /// before the first scan is posted, so followers see every change. A
+    /// runtime directory that cannot be used (read-only under an old unit,
+    /// another user's after `su`) leaves the fallback, said as a notice.
     public func start() throws(ControlError) {
-        let directory = try socketPath.isCacheFallback ? DirectoryHandle(path: socketPath.directory) : privateDirectory()
-        try clearStale(in: directory)
-        let socket = try UnixSocket.stream(nonBlocking: true, path: socketPath.path)
-        let temporary = ".\(socketPath.name).\(getpid()).new"
-        _ = unlinkat(directory.descriptor, temporary, 0)  // A leftover of an earlier process with this pid, if any.
-        let failure = try UnixSocket.withAddress(directory: socketPath.directory, name: temporary) { bind(socket.descriptor, $0, $1) }
-        guard failure == 0 else { throw .system(SystemError("bind", path: join(socketPath.directory, temporary), code: failure)) }
-        var placed = false
-        defer { if !placed { _ = unlinkat(directory.descriptor, temporary, 0) } }
-        guard fchmodat(directory.descriptor, temporary, 0o600, 0) == 0 else {
-            throw .system(SystemError("chmod", path: join(socketPath.directory, temporary)))
+        let bound: Bound
+        do {
+            bound = try bindSocket(at: socketPath)
+        } catch {
+            guard let fallback, fallback != socketPath else { throw error }
+            bus.post(OperationFailed(
+                operation: "listen on \(socketPath.path)", error: "\(error); trying \(fallback.path) instead", severity: .notice))
+            bound = try bindSocket(at: fallback)
         }
-        guard listen(socket.descriptor, Int32(limits.maxConnections)) == 0 else { throw .system(SystemError("listen", path: socketPath.path)) }
-        guard renameat(directory.descriptor, temporary, directory.descriptor, socketPath.name) == 0 else {
-            throw .system(SystemError("rename", path: socketPath.path))
-        }
-        placed = true
-        let info = try directory.entry(socketPath.name)
-        let acceptor = DescriptorSource(.read, on: socket, queue: queue) { [weak self] in self?.acceptPending() }
+        let acceptor = DescriptorSource(.read, on: bound.socket, queue: queue) { [weak self] in self?.acceptPending() }
         let observations = [
             bus.observe(SyncProgress.self, on: queue) { [weak self] in self?.followers.progress($0.summary) },
             bus.observe(LifecycleChanged.self, on: queue) { [weak self] in self?.followers.lifecycle($0.phase) },
         ]
         state.withLock { state in
-            state.listener = socket
+            state.listener = bound.socket
             state.acceptor = acceptor
-            state.directory = directory
-            state.bound = info.map { (UInt($0.st_dev), UInt($0.st_ino)) }
+            state.directory = bound.directory
+            state.listening = bound.path
+            state.bound = bound.file
             state.observations = observations
         }
         acceptor.resume()
-        bus.post(ControlListening(path: socketPath.path, isCacheFallback: socketPath.isCacheFallback))
+        bus.post(ControlListening(path: bound.path.path, isCacheFallback: bound.path.isCacheFallback))
+    }
+
+    /// Where the server listens once started; nil before, or when it could not.
+    public var listeningPath: ControlSocketPath? { state.withLock { $0.listening } }
+
+    /// A listening socket in place at its path.
+    private struct Bound {
+        var path: ControlSocketPath
+        var socket: UnixSocket
+        var directory: DirectoryHandle
+        var file: (device: UInt, inode: UInt)?
+    }
+
+    private func bindSocket(at path: ControlSocketPath) throws(ControlError) -> Bound {
+        let directory = try path.isCacheFallback ? DirectoryHandle(path: path.directory) : privateDirectory(path.directory)
+        try clearStale(path, in: directory)
+        let socket = try UnixSocket.stream(nonBlocking: true, path: path.path)
+        let temporary = ".\(path.name).\(getpid()).new"
+        _ = unlinkat(directory.descriptor, temporary, 0)  // A leftover of an earlier process with this pid, if any.
+        let failure = try UnixSocket.withAddress(directory: path.directory, name: temporary) { bind(socket.descriptor, $0, $1) }
+        guard failure == 0 else { throw .system(SystemError("bind", path: join(path.directory, temporary), code: failure)) }
+        var placed = false
+        defer { if !placed { _ = unlinkat(directory.descriptor, temporary, 0) } }
+        guard fchmodat(directory.descriptor, temporary, 0o600, 0) == 0 else {
+            throw .system(SystemError("chmod", path: join(path.directory, temporary)))
+        }
+        guard listen(socket.descriptor, Int32(limits.maxConnections)) == 0 else { throw .system(SystemError("listen", path: path.path)) }
+        guard renameat(directory.descriptor, temporary, directory.descriptor, path.name) == 0 else {
+            throw .system(SystemError("rename", path: path.path))
+        }
+        placed = true
+        let info = try directory.entry(path.name)
+        return Bound(path: path, socket: socket, directory: directory, file: info.map { (UInt($0.st_dev), UInt($0.st_ino)) })
     }
 
     /// Stops listening, tells followers the daemon stops, closes every
     /// connection and removes the socket. Not to be called on the server's queue.
     public func stop() {
         queue.sync {
-            let (acceptor, observations, connections, directory, bound) = state.withLock { state in
+            let (acceptor, observations, connections, directory, bound, path) = state.withLock { state in
                 state.stopped = true
                 defer {
                     if state.paused { state.cancelledAcceptor = state.acceptor }
@@ -126,15 +158,15 @@ public final class ControlServer: Sendable {
                     state.connections = [:]
                     state.listener = nil
                 }
-                return (state.acceptor, state.observations, Array(state.connections.values), state.directory, state.bound)
+                return (state.acceptor, state.observations, Array(state.connections.values), state.directory, state.bound, state.listening)
             }
             observations.forEach { $0.cancel() }
             acceptor?.cancel()
             followers.stopAll()
             for connection in connections { connection.close() }
-            if let directory, let bound, let info = try? directory.entry(socketPath.name),
+            if let directory, let bound, let path, let info = try? directory.entry(path.name),
                 UInt(info.st_dev) == bound.device, UInt(info.st_ino) == bound.inode {
-                _ = unlinkat(directory.descriptor, socketPath.name, 0)  // Gone already is as good.
+                _ = unlinkat(directory.descriptor, path.name, 0)  // Gone already is as good.
             }
         }
     }
@@ -149,8 +181,7 @@ public final class ControlServer: Sendable {
     // MARK: Setting up
 
     /// `$XDG_RUNTIME_DIR/coverd`, made 0700 if missing; it must be a directory of ours, and private.
-    private func privateDirectory() throws(ControlError) -> DirectoryHandle {
-        let path = socketPath.directory
+    private func privateDirectory(_ path: String) throws(ControlError) -> DirectoryHandle {
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw .system(SystemError("mkdir", path: path)) }
         let directory = try DirectoryHandle(path: path)
         var info = stat()
@@ -163,12 +194,12 @@ public final class ControlServer: Sendable {
     }
 
     /// A stale socket from a killed daemon is replaced by the rename; anything else there stops us.
-    private func clearStale(in directory: DirectoryHandle) throws(ControlError) {
-        guard let info = try directory.entry(socketPath.name) else { return }
-        guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: socketPath.path) }
+    private func clearStale(_ path: ControlSocketPath, in directory: DirectoryHandle) throws(ControlError) {
+        guard let info = try directory.entry(path.name) else { return }
+        guard info.st_mode & S_IFMT == S_IFSOCK else { throw .notASocket(path: path.path) }
         guard !ownsCache else { return }
-        if (try? ControlClient.connect(to: [socketPath], cache: socketPath.directory, timeout: .milliseconds(500))) != nil {
-            throw .alreadyListening(path: socketPath.path)
+        if (try? ControlClient.connect(to: [path], cache: path.directory, timeout: .milliseconds(500))) != nil {
+            throw .alreadyListening(path: path.path)
         }
     }
 

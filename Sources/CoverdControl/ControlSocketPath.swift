@@ -50,7 +50,12 @@ public struct ControlSocketPath: Sendable, Equatable, CustomStringConvertible {
         if let runtime = runtimeDirectory(environment) {
             return ControlSocketPath(directory: join(runtime, runtimeSubdirectory), name: socketName(canonical), isCacheFallback: false)
         }
-        return ControlSocketPath(directory: canonical, name: fallbackName, isCacheFallback: true)
+        return try cacheFallback(cacheDirectory: canonical)
+    }
+
+    /// The private fallback of a daemon on `cacheDirectory`: also where it listens when its runtime directory cannot be used.
+    public static func cacheFallback(cacheDirectory: String) throws(ControlError) -> ControlSocketPath {
+        ControlSocketPath(directory: try canonicalPath(cacheDirectory), name: fallbackName, isCacheFallback: true)
     }
 
     /// Where a client looks, in order: `$XDG_RUNTIME_DIR/coverd`, then

@@ -138,7 +138,9 @@ struct DaemonParts {
         do {
             let path = try ControlSocketPath.forDaemon(
                 cacheDirectory: config.cacheDirectory, environment: ProcessInfo.processInfo.environment)
-            control = ControlServer(socketPath: path, refresher: coordinator, bus: bus, ownsCache: lock.isHeld)
+            control = ControlServer(
+                socketPath: path, fallback: try ControlSocketPath.cacheFallback(cacheDirectory: config.cacheDirectory), refresher: coordinator,
+                bus: bus, ownsCache: lock.isHeld)
         } catch {
             control = nil
             bus.post(OperationFailed(operation: "set up the control socket", error: DaemonParts.withoutControl(error), severity: .warning))
@@ -169,7 +171,7 @@ struct DaemonParts {
             try control.start()
         } catch {
             bus.post(OperationFailed(
-                operation: "listen on \(control.socketPath.path)", error: DaemonParts.withoutControl(error), severity: .warning))
+                operation: "listen on a control socket", error: DaemonParts.withoutControl(error), severity: .warning))
         }
     }
 

@@ -223,6 +223,31 @@ struct ControlServerTests {
         #expect(names == [path.name], "no temporary name is left behind")
     }
 
+    @Test("Given a runtime directory that belongs to another user, when the server starts, then it listens on the cache's coverd.sock instead and says why")
+    func fallbackWhenTheRuntimeDirectoryIsNotOurs() throws {
+        try #require(geteuid() == 0, "needs root to give a directory away")
+        let directory = TestDirectory("coverd-control")
+        let runtime = directory.sub("run")
+        #expect(mkdir(runtime + "/coverd", 0o700) == 0 && chown(runtime + "/coverd", 65534, 65534) == 0)
+        let cache = directory.sub("cache")
+        let bus = EventBus()
+        let notices = Posted(OperationFailed.self, on: bus)
+        let server = ControlServer(
+            socketPath: try ControlSocketPath.forDaemon(cacheDirectory: cache, environment: ["XDG_RUNTIME_DIR": runtime]),
+            fallback: try ControlSocketPath.cacheFallback(cacheDirectory: cache), refresher: FakeRefresher(known: []), bus: bus, ownsCache: true)
+
+        // When
+        try server.start()
+        defer { server.stop() }
+
+        // Then
+        #expect(server.listeningPath?.isCacheFallback == true)
+        let candidates = try ControlSocketPath.clientCandidates(cacheDirectory: cache, environment: ["XDG_RUNTIME_DIR": runtime])
+        let client = try ControlClient.connect(to: candidates, cache: cache, timeout: .seconds(2))
+        #expect(client.socketPath == server.listeningPath)
+        try waitUntil("the notice") { notices.all.contains { $0.error.contains("belongs to uid 65534") && $0.error.contains("trying") } }
+    }
+
     @Test("Given a stale socket left by a killed daemon, when a server that holds the cache's lock starts, then it takes the path over and answers")
     func staleSocketReplaced() throws {
         let fixture = try ServerFixture(start: false)
