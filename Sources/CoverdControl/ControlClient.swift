@@ -21,9 +21,12 @@ public final class ControlClient: Sendable {
 
     /// Connects to the first of `candidates` where a daemon listens. Nothing
     /// there (no file, or a stale socket nobody answers on) is `.noDaemon`;
-    /// anything else (no permission, a timeout) is said as it is.
+    /// anything else (no permission, a timeout) is said as it is, once no
+    /// later candidate answers: a runtime directory we may not enter (after
+    /// `su`) must not hide a daemon listening in the cache.
     public static func connect(to candidates: [ControlSocketPath], cache: String, timeout: Duration) throws(ControlError) -> ControlClient {
         var tried: [String] = []
+        var failure: ControlError?
         for candidate in candidates {
             let socket = try UnixSocket.stream(nonBlocking: false, path: candidate.path)
             try socket.setTimeouts(send: timeout, receive: timeout, path: candidate.path)
@@ -31,24 +34,26 @@ public final class ControlClient: Sendable {
             do {
                 code = try socket.connectTo(candidate)
             } catch {
-                // The directory itself is missing or not ours to open: nothing listens there.
-                if case .system(let failure) = error, failure.code == ENOENT || failure.code == ENOTDIR {
+                // The directory itself is missing: nothing listens there.
+                if case .system(let problem) = error, problem.code == ENOENT || problem.code == ENOTDIR {
                     tried.append(candidate.path)
-                    continue
+                } else {
+                    failure = failure ?? error
                 }
-                throw error
+                continue
             }
-            if code == 0 { return ControlClient(socketPath: candidate, socket: socket) }
             switch code {
+            case 0:
+                return ControlClient(socketPath: candidate, socket: socket)
             case ENOENT, ECONNREFUSED, ENOTDIR:
                 tried.append(candidate.path)
             case EAGAIN, EINPROGRESS:
-                throw .timedOut(path: candidate.path, waiting: "a connection")
+                failure = failure ?? .timedOut(path: candidate.path, waiting: "a connection")
             default:
-                throw .unreachable(path: candidate.path, error: SystemError("connect", path: candidate.path, code: code))
+                failure = failure ?? .unreachable(path: candidate.path, error: SystemError("connect", path: candidate.path, code: code))
             }
         }
-        throw .noDaemon(cache: cache, tried: tried)
+        throw failure ?? .noDaemon(cache: cache, tried: tried)
     }
 
     public func send(_ request: ControlRequest) throws(ControlError) {
