@@ -82,9 +82,18 @@ extension StatusCommand {
             client = try ControlClient.connect(to: candidates, cache: cache, timeout: .seconds(2))
             try client.send(.follow)
         } catch {
-            if case .noPath = error {
+            switch error {
+            case .noPath:
                 printError("coverd: no coverd daemon is running with the cache \(cache) (\(error))")
-            } else {
+            case .noDaemon(_, let tried):
+                if let pid = CacheHolder.likelyPid(cacheDirectory: cache) {
+                    printError(
+                        "coverd: a coverd daemon (pid \(pid)) seems to run with the cache \(cache), but nothing listens at "
+                            + "\(tried.joined(separator: " or ")): its log says why it has no control socket")
+                } else {
+                    printError("coverd: \(error)")
+                }
+            default:
                 printError("coverd: \(error)")
             }
             throw ExitCode.failure

@@ -195,6 +195,27 @@ struct ControlEndToEndTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: world.runtime["XDG_RUNTIME_DIR"]! + "/coverd").isEmpty)
     }
 
+    @Test("Given no usable place for the socket, when the daemon starts, then it warns and runs on, and refresh exits 1 saying it cannot reach it")
+    func noSocketTheDaemonRunsOn() throws {
+        let world = try World()
+        let environment = ["XDG_RUNTIME_DIR": world.directory.path + "/missing"]
+        try FileManager.default.createDirectory(atPath: world.cache + "/coverd.sock", withIntermediateDirectories: true)
+        let daemon = try world.cachedAlbum("alpha", seed: 12, environment: environment)
+
+        // When
+        let refresh = try runCoverd(["refresh", "alpha", "--cache", world.cache], environment: environment)
+        let follow = try runCoverd(["status", "--follow", "--cache", world.cache], environment: environment)
+
+        // Then
+        #expect(daemon.log.contains("cannot listen on a control socket"), "\(daemon.log)")
+        #expect(daemon.log.contains("coverd refresh and status --follow cannot reach this daemon"))
+        #expect(refresh.status == 1)
+        #expect(refresh.stderr.contains("a coverd daemon (pid \(daemon.pid)) holds the cache, but"), "\(refresh.stderr)")
+        #expect(follow.status == 1 && follow.stderr.contains("a coverd daemon (pid \(daemon.pid)) seems to run with the cache"), "\(follow.stderr)")
+        #expect(try world.refreshMarks() == ["alpha": nil])
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test("Given a daemon run by root, when a client runs as nobody, then the file modes keep it out, and with them opened up the daemon refuses it itself")
     func otherUserRefused() throws {
         try #require(geteuid() == 0, "needs root to run a client as nobody")
