@@ -63,8 +63,9 @@ let package = Package(
                 "CoverdBase", "CoverdModel", "CoverdSync", "CoverdLogging", "CSystemd",
                 .product(name: "Logging", package: "swift-log"),
             ]),
-        // A control channel (`refresh`, `status --follow`) will be a layer of its own here, above
-        // CoverdSync: a Unix-socket server the daemon starts, its client beside `status`.
+        // The control channel (`refresh`, `status --follow`): a Unix-socket server the daemon starts,
+        // above CoverdSync, and its client, which `refresh` and `status --follow` use.
+        .target(name: "CoverdControl", dependencies: ["CoverdBase", "CoverdModel", "CoverdSync", "CoverdCache", "CLinux"]),
         // `coverd status` and `coverd verify`: the index and the covers, read from outside the daemon.
         .target(name: "CoverdStatus", dependencies: ["CoverdBase", "CoverdModel", "CoverdCache", "CoverdImages"]),
         // `coverd remove` and `coverd undo`: an album taken out of its record file, and the undo
@@ -83,7 +84,7 @@ let package = Package(
             name: "CoverdDaemon",
             dependencies: [
                 "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLookup", "CoverdCache", "CoverdSync",
-                "CoverdLogging", "CoverdSystemd", "CoverdConfig",
+                "CoverdLogging", "CoverdSystemd", "CoverdConfig", "CoverdControl",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The executable: one ParsableCommand per subcommand, nothing else.
@@ -91,7 +92,7 @@ let package = Package(
             name: "coverd",
             dependencies: [
                 "CoverdBase", "CoverdModel", "CoverdRecords", "CoverdFetch", "CoverdLogging", "CoverdSystemd",
-                "CoverdStatus", "CoverdUndo", "CoverdConfig", "CoverdDaemon",
+                "CoverdStatus", "CoverdUndo", "CoverdConfig", "CoverdDaemon", "CoverdControl", "CoverdSync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -116,6 +117,9 @@ let package = Package(
         .testTarget(name: "CoverdSystemdTests", dependencies: ["CoverdBase", "CoverdLogging", "CoverdModel", "CoverdSync", "CoverdSystemd", .product(name: "Logging", package: "swift-log"), "CoverdTestSupport"]),
         .testTarget(name: "CoverdStatusTests", dependencies: ["CoverdBase", "CoverdCache", "CoverdModel", "CoverdStatus", "CoverdTestSupport"]),
         .testTarget(name: "CoverdUndoTests", dependencies: ["CoverdBase", "CoverdModel", "CoverdRecords", "CoverdUndo", "CoverdTestSupport"]),
+        .testTarget(
+            name: "CoverdControlTests",
+            dependencies: ["CLinux", "CoverdBase", "CoverdCache", "CoverdControl", "CoverdModel", "CoverdSync", "CoverdTestSupport"]),
         .testTarget(name: "CoverdConfigTests", dependencies: ["CoverdBase", "CoverdConfig", "CoverdImages", "CoverdTestSupport"]),
         .testTarget(
             name: "CoverdDaemonTests",

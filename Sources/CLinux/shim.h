@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <sys/vfs.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 
 // syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
@@ -42,4 +43,19 @@ static inline int coverd_set_malloc_trim_threshold(int bytes) { return mallopt(M
 #endif
 static inline int coverd_set_pipe_size(int fd, int bytes) { return fcntl(fd, F_SETPIPE_SZ, bytes); }
 static inline int coverd_pipe_size(int fd) { return fcntl(fd, F_GETPIPE_SZ); }
+
+// O_PATH (a descriptor for *at calls and /proc/self/fd paths only) is defined only under _GNU_SOURCE.
+#ifndef O_PATH
+#define O_PATH 010000000
+#endif
+
+// accept4(2) is declared only under _GNU_SOURCE.
+extern int accept4(int fd, struct sockaddr *address, socklen_t *length, int flags);
+
+// A Unix socket peer's credentials (SO_PEERCRED): struct ucred is defined only under _GNU_SOURCE.
+struct coverd_peer_credentials { int pid; unsigned int uid; unsigned int gid; };
+static inline int coverd_peer_credentials(int fd, struct coverd_peer_credentials *out) {
+    socklen_t length = sizeof *out;
+    return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, &length);
+}
 #endif

@@ -83,6 +83,7 @@ public final class Daemon: Sendable {
             guard message.reason == .reload else { return }
             bus.post(LifecycleChanged(.ready, detail: "\(message.albumCount) albums in \(message.fileCount) record files"))
         }
+        parts.startControl(bus: bus)
         parts.watcher.start()
         // The scan's albums are decided on (not downloaded) before READY, so its STATUS= counts them.
         parts.coordinator.drain()

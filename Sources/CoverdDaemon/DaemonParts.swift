@@ -2,6 +2,7 @@ import Foundation
 import CoverdBase
 import CoverdCache
 import CoverdConfig
+import CoverdControl
 import CoverdFetch
 import CoverdLookup
 import CoverdRecords
@@ -9,9 +10,10 @@ import CoverdSync
 
 /// The daemon's running parts, built in dependency order: cache directory,
 /// its lock (`CacheLock`), leftovers swept (in the background), index, fetcher, index writer,
-/// coordinator (observing the bus before any album is posted), watcher; then
-/// how covers will be made durable is announced (`CacheDurabilityChosen`). A
-/// failure part-way shuts down what was already started.
+/// coordinator (observing the bus before any album is posted), watcher, the
+/// control server (started by `startControl`); then how covers will be made
+/// durable is announced (`CacheDurabilityChosen`). A failure part-way shuts
+/// down what was already started.
 struct DaemonParts {
     let store: CoverStore
     let fetcher: CurlFetcher
@@ -19,6 +21,8 @@ struct DaemonParts {
     let writer: IndexWriter
     let coordinator: CoverCoordinator
     let watcher: RecordWatcher
+    /// `coverd refresh` and `status --follow`; nil when its path cannot be worked out (said as a warning).
+    let control: ControlServer?
     /// Left when the sweep of an earlier run's temporary files is done.
     private let leftoverSweep: DispatchGroup
     /// Held while the daemon runs: one daemon per cache.
@@ -131,6 +135,16 @@ struct DaemonParts {
             }
             throw DaemonError("cannot read the index: \(error)", errno: error.systemErrno ?? EIO)
         }
+        do {
+            let path = try ControlSocketPath.forDaemon(
+                cacheDirectory: config.cacheDirectory, environment: ProcessInfo.processInfo.environment)
+            control = ControlServer(
+                socketPath: path, fallback: try ControlSocketPath.cacheFallback(cacheDirectory: config.cacheDirectory), refresher: coordinator,
+                bus: bus, ownsCache: lock.isHeld)
+        } catch {
+            control = nil
+            bus.post(OperationFailed(operation: "set up the control socket", error: DaemonParts.withoutControl(error), severity: .warning))
+        }
         bus.post(CacheDurabilityChosen(directory: store.directory, method: flushes.durability))
         started = true
     }
@@ -146,6 +160,23 @@ struct DaemonParts {
         lookup.apply(config.lookup)
         coordinator.apply(config.sync)
         watcher.apply(config.records)
+    }
+
+    /// Listens for `coverd refresh` and `status --follow`: before the first
+    /// scan, so followers see its progress. A failure is a warning and the
+    /// daemon runs on without the socket.
+    func startControl(bus: EventBus) {
+        guard let control else { return }
+        do {
+            try control.start()
+        } catch {
+            bus.post(OperationFailed(
+                operation: "listen on a control socket", error: DaemonParts.withoutControl(error), severity: .warning))
+        }
+    }
+
+    private static func withoutControl(_ error: ControlError) -> String {
+        "\(error); coverd refresh and status --follow cannot reach this daemon"
     }
 
     /// Waits for the sweep of leftovers: before READY, so a ready daemon's cache holds none.
@@ -164,6 +195,7 @@ struct DaemonParts {
     /// flushes the index, and removes any temporary file.
     func shutDown() {
         leftoverSweep.wait()  // Its notice comes before the stop's, and it is done before every temporary goes below.
+        control?.stop()  // First: followers hear the daemon stops, and no refresh arrives while it does.
         watcher.stop()
         coordinator.stop()
         fetcher.shutdown()

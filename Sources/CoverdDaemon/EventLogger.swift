@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import CoverdBase
 import CoverdCache
+import CoverdControl
 import CoverdModel
 import CoverdRecords
 import CoverdSync
@@ -133,6 +134,18 @@ public final class EventLogger: Sendable {
             on(CacheDurabilityChosen.self) { message in
                 logger.info("covers in \(message.directory) are made durable by \(message.method)")
             },
+            on(ControlListening.self) { message in
+                let fallback = message.isCacheFallback ? " (XDG_RUNTIME_DIR is unset: the private fallback in the cache)" : ""
+                logger.info("listening for coverd refresh and status --follow on \(message.path)\(fallback)")
+            },
+            on(ControlPeerRefused.self) { message in
+                let who = message.uid.map { "uid \($0)" } ?? "a peer whose credentials cannot be read"
+                let pid = message.pid.map { " (pid \($0))" } ?? ""
+                logger.warning(
+                    "refused a control connection from \(who)\(pid): only uid \(message.allowedUID) may use it",
+                    metadata: ["error": "control connection from another user"])
+            },
+            on(ControlRefreshAnswered.self) { EventLogger.log(logger, $0) },
             on(SyncProgress.self) { message in
                 logger.debug("\(message.summary.line)")
             },
@@ -184,6 +197,19 @@ public final class EventLogger: Sendable {
             var metadata = fields(of: cover.album, url: cover.album.coverURL)
             metadata["error"] = "\(cover.reason)"
             logger.log(level: each, "\(cover.reason): album \(cover.album.id) at \(cover.path); fetching it again", metadata: metadata)
+        }
+    }
+
+    private static func log(_ logger: Logger, _ message: ControlRefreshAnswered) {
+        let request = message.request
+        let what = request.all ? "every cover" : "\(request.ids.count) cover(s)"
+        let how = request.mark == .erase ? "erase and fetch anew" : "revalidate"
+        switch message.result {
+        case .refreshed(let count):
+            logger.info("coverd refresh: \(how) \(what): refreshing \(count)")
+        case .unknown(let ids):
+            let names = ids.prefix(5).map(\.rawValue).joined(separator: ", ") + (ids.count > 5 ? ", …" : "")
+            logger.notice("coverd refresh: unknown album id(s) \(names); nothing changed")
         }
     }
 

@@ -1,17 +1,26 @@
 import ArgumentParser
 import CoverdBase
+import CoverdControl
 import CoverdStatus
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
 
-/// `coverd status`: what the index says, whether or not the daemon runs.
+/// `coverd status`: what the index says, whether or not the daemon runs;
+/// `--follow`: the running daemon's progress, live, through its control socket.
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show every album and the state of its cover.")
+        abstract: "Show every album and the state of its cover.",
+        discussion: """
+            --follow prints the running daemon's summary line at once, then a line each time it changes (at most one \
+            a second while covers are pending), until interrupted (exit 0) or until the daemon stops (exit 1, \
+            saying so). With no daemon running it exits 1 at once. With --json each line is \
+            {"summary": {...}, "line": "..."}.
+            """)
 
     @OptionGroup var config: ConfigOptions
     @OptionGroup var cache: CacheOptions
@@ -22,9 +31,17 @@ struct StatusCommand: ParsableCommand {
     @Flag(name: .long, help: "Show the albums removed from the records whose covers are kept, and until when, instead.")
     var removed = false
 
+    @Flag(name: .long, help: "Follow the running daemon's progress, a line per change, until interrupted.")
+    var follow = false
+
+    func validate() throws {
+        if follow && removed { throw ValidationError("--follow and --removed cannot be combined") }
+    }
+
     func run() throws {
         try exitingOnFailure {
             let directory = try cache.directory(config: config)
+            if follow { return try followDaemon(cache: directory) }
             var report: StatusReport
             do {
                 report = try StatusReport.load(cacheDirectory: directory)
@@ -52,6 +69,68 @@ struct StatusCommand: ParsableCommand {
                 try writeStandardOutput(StatusText(report).jsonBytes())
             } else {
                 print(StatusText(report).table(), terminator: "")
+            }
+        }
+    }
+}
+
+extension StatusCommand {
+    /// Prints each progress line the daemon of `cache` sends, as it comes.
+    private func followDaemon(cache: String) throws {
+        let client: ControlClient
+        do {
+            let candidates = try ControlSocketPath.clientCandidates(cacheDirectory: cache, environment: ProcessInfo.processInfo.environment)
+            client = try ControlClient.connect(to: candidates, cache: cache, timeout: .seconds(2))
+            try client.send(.follow)
+        } catch {
+            switch error {
+            case .noPath:
+                printError("coverd: no coverd daemon is running with the cache \(cache) (\(error))")
+            case .noDaemon(_, let tried):
+                if let pid = CacheHolder.likelyPid(cacheDirectory: cache) {
+                    printError(
+                        "coverd: a coverd daemon (pid \(pid)) seems to run with the cache \(cache), but nothing listens at "
+                            + "\(tried.joined(separator: " or ")): its log says why it has no control socket")
+                } else {
+                    printError("coverd: \(error)")
+                }
+            default:
+                printError("coverd: \(error)")
+            }
+            throw ExitCode.failure
+        }
+        // Interrupted is how following ends: quietly, and successfully. Each line was written whole already.
+        // Unblocked too: a parent may have started us with SIGINT blocked (Foundation's Process passes its mask on).
+        signal(SIGINT) { _ in _exit(0) }
+        var interrupt = sigset_t()
+        sigemptyset(&interrupt)
+        sigaddset(&interrupt, SIGINT)
+        pthread_sigmask(SIG_UNBLOCK, &interrupt, nil)
+        var timeout: Duration? = .seconds(5)  // For the first line, which comes at once; then as long as it takes.
+        while true {
+            let response: ControlResponse?
+            do {
+                response = try client.next(timeout: timeout)
+            } catch {
+                printError("coverd: \(error)")
+                throw ExitCode.failure
+            }
+            timeout = nil
+            switch response {
+            case .progress(let update)?:
+                try writeStandardOutput(Array(((json ? update.json : update.line) + "\n").utf8))
+            case .error(let message)?:
+                printError("coverd: the daemon at \(client.socketPath.path) refused: \(message)")
+                throw ExitCode.failure
+            case .stopping?:
+                printError("coverd: the daemon stopped")
+                throw ExitCode.failure
+            case nil:
+                printError("coverd: the daemon closed the connection")
+                throw ExitCode.failure
+            case .refreshed?, .unknown?:
+                printError("coverd: the daemon at \(client.socketPath.path) sent an answer to another request")
+                throw ExitCode.failure
             }
         }
     }

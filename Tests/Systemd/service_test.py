@@ -227,6 +227,28 @@ try:
     check("Given the shell, when coverd status prints the table, then its first line is StatusText",
           human.stdout.splitlines()[:1] == [expected], human.stdout)
 
+    # -- the control socket (coverd refresh, status --follow) --------------------
+    runtime = os.path.join(ENV["XDG_RUNTIME_DIR"], "coverd")
+    sockets = [name for name in os.listdir(runtime)] if os.path.isdir(runtime) else []
+    modes = {name: oct(os.lstat(os.path.join(runtime, name)).st_mode & 0o777) for name in sockets}
+    check("Given the running service, then its control socket is alone in $XDG_RUNTIME_DIR/coverd, 0600 in a 0700 directory",
+          len(sockets) == 1 and sockets[0].endswith(".sock") and modes[sockets[0]] == "0o600"
+          and os.stat(runtime).st_mode & 0o777 == 0o700, f"{sockets} {modes}")
+    refreshed = coverd("refresh", ids[0]) if ids else None
+    check("Given the running service, when coverd refresh names a cached album from the shell, then the service answers",
+          refreshed is not None and refreshed.returncode == 0 and refreshed.stdout.startswith("refreshing 1 cover"),
+          refreshed and refreshed.stdout + refreshed.stderr)
+    unknown = coverd("refresh", "no-such-album")
+    check("Given the running service, when coverd refresh names an unknown id, then it exits 1 naming it",
+          unknown.returncode == 1 and "no-such-album" in unknown.stderr, unknown.stdout + unknown.stderr)
+    follower = subprocess.Popen([os.path.join(HOME, ".local/bin/coverd"), "status", "--follow"], env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    PROCESSES.append(follower)
+    first = follower.stdout.readline().strip()
+    follower.send_signal(2)
+    check("Given the running service, when coverd status --follow runs, then its first line is StatusText, and SIGINT ends it with 0",
+          first.startswith(expected) and follower.wait(timeout=10) == 0, first)
+
     # -- the journal ------------------------------------------------------------
     entries = journal()
     structured = [e for e in entries if e.get("_TRANSPORT") == "journal"]
@@ -400,6 +422,7 @@ try:
     check("Given a running service, when systemctl --user stop, then Result=success and no temporary file remains",
           stopped.returncode == 0 and state["ActiveState"] == "inactive" and state["Result"] == "success" and not leftovers,
           f"{state} {leftovers}")
+    check("Given the stopped service, then its runtime directory and control socket are gone", not os.path.exists(runtime))
     # The process the watchdog killed may leave the Swift runtime's crash report on stderr: that is wanted.
     plain = [e for e in journal() if e.get("_TRANSPORT") in ("stdout", "stderr") and e.get("_PID") in main_pids - {str(frozen)}]
     check("Given the whole run, when the journal is read, then the daemon never wrote plain stdout or stderr lines", not plain, str(plain[:2]))
