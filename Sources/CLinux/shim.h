@@ -8,6 +8,7 @@
 #include <malloc.h>
 #include <sys/vfs.h>
 #include <fcntl.h>
+#include <sys/ioctl.h>
 
 // syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
@@ -42,4 +43,10 @@ static inline int coverd_set_malloc_trim_threshold(int bytes) { return mallopt(M
 #endif
 static inline int coverd_set_pipe_size(int fd, int bytes) { return fcntl(fd, F_SETPIPE_SZ, bytes); }
 static inline int coverd_pipe_size(int fd) { return fcntl(fd, F_GETPIPE_SZ); }
+
+// The width in columns of the terminal on `fd`, or -1 when it is none or does not say (ioctl is variadic).
+static inline int coverd_terminal_columns(int fd) {
+    struct winsize size;
+    return ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : -1;
+}
 #endif
