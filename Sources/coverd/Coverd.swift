@@ -13,12 +13,12 @@ struct Coverd: ParsableCommand {
             downloads each album's cover concurrently, and caches it as <cache>/covers/<id>.png.
             """,
         version: "coverd \(CoverdVersion.string) (\(CurlFetcher.libcurlVersion))",
-        subcommands: [RunCommand.self, StatusCommand.self, AddCommand.self, RemoveCommand.self, UndoCommand.self, VerifyCommand.self, CheckConfigCommand.self]
+        subcommands: [RunCommand.self, SyncCommand.self, StatusCommand.self, AddCommand.self, RemoveCommand.self, UndoCommand.self, VerifyCommand.self, CheckConfigCommand.self]
     )
 
     /// Bare `coverd` is bad usage (64), not a request for help: a script that
     /// forgot its subcommand must not read success.
     func run() throws {
-        throw ValidationError("missing subcommand: one of run, status, add, verify, check-config")
+        throw ValidationError("missing subcommand: one of run, sync, status, add, remove, undo, verify, check-config")
     }
 }
