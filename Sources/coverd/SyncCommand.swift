@@ -26,10 +26,10 @@ struct SyncCommand: ParsableCommand {
 
     @Option(name: .customLong("give-up-after"), help: ArgumentHelp(
         "Seconds to keep retrying a cover that fails transiently before counting it as failed (default 60).", valueName: "seconds"))
-    var giveUpAfter: Double = 60
+    var giveUpAfter: Double?
 
     func validate() throws {
-        guard giveUpAfter.isFinite, giveUpAfter >= 0, giveUpAfter <= 604_800 else {
+        if let giveUpAfter, !(giveUpAfter.isFinite && giveUpAfter >= 0 && giveUpAfter <= 604_800) {
             throw ValidationError("--give-up-after must be between 0 and 604800 seconds")
         }
     }
@@ -55,7 +55,7 @@ struct SyncCommand: ParsableCommand {
         let display = SyncProgressDisplay(style: columns.map { .terminal(columns: $0) } ?? .lines, statusLine: statusLine)
         let bus = EventBus()
         let logger = EventLogger(bus: bus, logger: Logger(label: "coverd"))
-        let sync = OneShotSync(configuration: configuration, bus: bus, giveUpAfter: giveUpAfter) { display.show($0) }
+        let sync = OneShotSync(configuration: configuration, bus: bus, giveUpAfter: giveUpAfter ?? 60) { display.show($0) }
         let outcome: SyncOutcome
         do {
             outcome = try sync.run()
