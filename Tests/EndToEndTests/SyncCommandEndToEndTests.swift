@@ -94,6 +94,27 @@ struct SyncCommandEndToEndTests {
         #expect(lastLine(result.stdout).hasPrefix("2 albums: 1 cached, 1 pending, 0 failed; done in "), "\(result.stdout)")
     }
 
+    @Test("Given albums without a cover URL, one the archive has and one found nowhere, when coverd sync runs, then it waits for both lookups and exits 1 listing the one with no cover found")
+    func waitsForLookups() throws {
+        let release = mbid(40, 1), unknown = mbid(40, 2)
+        let world = try LookupWorld(["releases": [["id": release, "title": "Found", "artist_credit": "Someone"]]])
+        try world.record("a.json", [
+            ["title": "Found", "artist": "Someone", "mbid": release, "id": "found"],
+            ["title": "Nowhere", "artist": "Nobody", "mbid": unknown, "id": "nowhere"],
+        ])
+
+        // When
+        let result = try runCoverd(["sync", "--records", world.records, "--cache", world.cache, "--config", world.config], timeout: 60)
+
+        // Then
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        let snapshot = try status(cache: world.cache)
+        #expect(snapshot.album("found")?.state == "cached" && snapshot.album("found")?.source == "release")
+        #expect(snapshot.album("nowhere")?.state == "failed")
+        #expect(result.stdout.contains("failed: nowhere (Nobody – Nowhere): no cover found"), "\(result.stdout)")
+        #expect(lastLine(result.stdout).hasPrefix("2 albums: 1 cached, 0 pending, 1 failed; done in "), "\(result.stdout)")
+    }
+
     @Test("Given a daemon running on the cache, when coverd sync runs, then it refuses at once naming the daemon's pid, exits 1, and changes nothing")
     func refusedWhileADaemonHoldsTheCache() throws {
         let world = try World()
