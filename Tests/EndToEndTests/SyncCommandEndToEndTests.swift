@@ -201,6 +201,32 @@ struct SyncCommandEndToEndTests {
         #expect(try status(cache: world.cache).cached == 16)
     }
 
+    @Test("Given a terminal and a cover that is not found, when its error is logged, then the log line goes on a line of its own above the bar, which is drawn again below it")
+    func logLinesAboveTheBar() throws {
+        let world = try World()
+        var albums: [String] = []
+        for index in 0..<6 {
+            try world.cover("c\(index).png", seed: 90 + index)
+            albums.append(world.album("Album \(index)", world.server.url("c\(index).png?delay_ms=200")))
+        }
+        albums.append(world.album("Gone", world.server.url("gone.png?delay_ms=300")))
+        try world.record("a.json", "[" + albums.joined(separator: ",") + "]")
+
+        // When
+        let result = try runCoverdOnTerminal(
+            ["sync", "--records", world.records, "--cache", world.cache, "--concurrency", "2"], columns: 100, timeout: 60)
+
+        // Then
+        #expect(result.status == 1, "\(result.stdout)")
+        let output = result.stdout
+        let logged = try #require(output.range(of: " error cover for album "), "\(output.debugDescription)")
+        let lineStart = try #require(output[..<logged.lowerBound].range(of: "\r\u{1B}[K", options: .backwards))
+        #expect(!output[lineStart.upperBound..<logged.lowerBound].contains("["), "the bar was cleared first: \(output.debugDescription)")
+        let after = output[logged.upperBound...]
+        let lineEnd = try #require(after.range(of: "\r\n"))
+        #expect(after[lineEnd.upperBound...].hasPrefix("\r["), "the bar is drawn again below: \(output.debugDescription)")
+    }
+
     @Test("Given a sync in progress, when SIGINT arrives, then it stops cleanly: exit 130, no temporary file, and a summary line saying so")
     func interruptedSync() throws {
         let world = try World()
