@@ -13,14 +13,22 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Run the daemon in the foreground until SIGTERM or SIGINT (SIGHUP reloads).")
 
-    @OptionGroup var options: DaemonOptions
+    @OptionGroup var config: ConfigOptions
+    @OptionGroup var records: RecordsOptions
+    @OptionGroup var cache: CacheOptions
+    @OptionGroup var engine: EngineOptions
+
+    /// The configuration file with this command's flags on top.
+    func resolve() throws(ConfigError) -> Configuration {
+        try engine.resolve(config: config, records: records, cache: cache)
+    }
 
     func run() throws {
         let notifier = SystemdNotifier()
         let environment = ProcessInfo.processInfo.environment
         let configuration: Configuration
         do {
-            configuration = try options.resolve()
+            configuration = try resolve()
         } catch {
             // No configuration, so no log target: the journal if stderr is connected to it.
             if standardErrorIsJournal(environment: environment) {
@@ -38,9 +46,9 @@ struct RunCommand: ParsableCommand {
         let logger = EventLogger(bus: bus, logger: Logger(label: "coverd"))
         let reporter = SystemdReporter(notifier: notifier, bus: bus)
         reporter.start()
-        let options = self.options
+        let command = self
         let daemon = Daemon(configuration: configuration, bus: bus, notifier: notifier, logLevel: level) { () throws(ConfigError) -> Configuration in
-            try options.resolve()
+            try command.resolve()
         }
         do {
             try daemon.run()

@@ -22,7 +22,10 @@ struct SyncCommand: ParsableCommand {
             daemon or another sync holds the cache. SIGINT, SIGTERM or SIGHUP stop it cleanly: exit 130, 143 or 129.
             """)
 
-    @OptionGroup var options: DaemonOptions
+    @OptionGroup var config: ConfigOptions
+    @OptionGroup var records: RecordsOptions
+    @OptionGroup var cache: CacheOptions
+    @OptionGroup var engine: EngineOptions
 
     @Option(name: .customLong("give-up-after"), help: ArgumentHelp(
         "Seconds to keep retrying a cover that fails transiently before counting it as failed (default 60).", valueName: "seconds"))
@@ -34,17 +37,22 @@ struct SyncCommand: ParsableCommand {
         }
     }
 
+    /// The configuration file with this command's flags on top.
+    func resolve() throws(ConfigError) -> Configuration {
+        try engine.resolve(config: config, records: records, cache: cache)
+    }
+
     func run() throws {
         let environment = ProcessInfo.processInfo.environment
         var configuration: Configuration
         do {
-            configuration = try options.resolve()
+            configuration = try resolve()
         } catch {
             printError(ConfigurationFailure(error: error).description)
             throw ExitCode(78)
         }
         // The configuration's log_level is the daemon's: a sync's progress stays readable unless asked.
-        configuration.logLevel = options.logLevel?.level ?? .warning
+        configuration.logLevel = engine.logLevel?.level ?? .warning
         // A terminal that does not tell its width (a pty nobody sized) is taken as the classic 80 columns.
         let columns = isatty(STDOUT_FILENO) == 1 ? terminalColumns(STDOUT_FILENO) ?? 80 : nil
         let statusLine = columns != nil ? TerminalStatusLine(output: STDOUT_FILENO) : nil
