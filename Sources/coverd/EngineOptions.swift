@@ -2,9 +2,7 @@ import ArgumentParser
 import CoverdConfig
 
 /// The options of the commands that run the engine, `run` and `sync`, beside
-/// where things are: how many transfers, and the log. Not a group of groups:
-/// ArgumentParser leaks a key of a nested group when parsing fails (LeakSanitizer
-/// fails the exit status 64 with it), so each command lists the path groups itself.
+/// the groups that say where things are: how many transfers, and the log.
 struct EngineOptions: ParsableArguments {
     @Option(name: .long, help: "Transfers at once (default 16).")
     var concurrency: Int?
