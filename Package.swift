@@ -103,7 +103,7 @@ let package = Package(
             name: "CoverdTestSupport",
             dependencies: ["CoverdBase", "CoverdModel", "CoverdImages", "CLinux"],
             path: "Tests/Support",
-            exclude: ["cover_server.py", "make_hostile_records.py", "musicbrainz_server.py", "test_musicbrainz_server.py"]
+            exclude: ["cover_server.py", "make_hostile_records.py", "musicbrainz_server.py", "run_in_pty.py", "test_musicbrainz_server.py"]
         ),
         .testTarget(name: "CoverdBaseTests", dependencies: ["CLinux", "CoverdBase", "CoverdTestSupport"]),
         .testTarget(name: "CoverdModelTests", dependencies: ["CoverdModel", "CoverdTestSupport"]),

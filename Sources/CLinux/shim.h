@@ -9,6 +9,7 @@
 #include <sys/vfs.h>
 #include <fcntl.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 
 // syncfs(2) is declared only under _GNU_SOURCE.
 extern int syncfs(int fd);
@@ -57,5 +58,11 @@ struct coverd_peer_credentials { int pid; unsigned int uid; unsigned int gid; };
 static inline int coverd_peer_credentials(int fd, struct coverd_peer_credentials *out) {
     socklen_t length = sizeof *out;
     return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, out, &length);
+}
+
+// The width in columns of the terminal on `fd`, or -1 when it is none or does not say (ioctl is variadic).
+static inline int coverd_terminal_columns(int fd) {
+    struct winsize size;
+    return ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : -1;
 }
 #endif

@@ -5,7 +5,7 @@ import Musl
 #endif
 import CoverdBase
 
-/// Why `coverd run` may not use a cache.
+/// Why `coverd run` (or `coverd sync`) may not use a cache.
 public enum CacheLockError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process holds the lock; its pid, when the lock file names one.
     case held(path: String, pid: Int32?)
@@ -22,12 +22,12 @@ public enum CacheLockError: Error, Sendable, Equatable, CustomStringConvertible 
     }
 }
 
-/// One daemon per cache: `coverd run` holds an exclusive `flock` on
-/// `<cache>/coverd.lock` from before it sweeps leftovers until it exits. A
-/// second daemon on the same cache would delete the first one's temporary
-/// files as leftovers and race it for every cover. The kernel drops the lock
-/// when the process dies, however it dies, so a `kill -9` leaves nothing to
-/// clean up. Readers (`status`, `verify`) do not take it.
+/// One daemon per cache: `coverd run` (or `coverd sync`) holds an exclusive
+/// `flock` on `<cache>/coverd.lock` from before it sweeps leftovers until it
+/// exits. A second daemon on the same cache would delete the first one's
+/// temporary files as leftovers and race it for every cover. The kernel drops
+/// the lock when the process dies, however it dies, so a `kill -9` leaves
+/// nothing to clean up. Readers (`status`, `verify`) do not take it.
 public final class CacheLock: Sendable {
     public static let fileName = "coverd.lock"
     /// Open from `init` to `deinit`; locked unless `isHeld` is false.

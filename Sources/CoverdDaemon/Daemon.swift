@@ -13,10 +13,13 @@ import CoverdSystemd
 public struct DaemonError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var errno: Int32?
+    /// Another process (a daemon, or a sync) holds the cache's lock: `message` names its pid.
+    public var cacheInUse: Bool
 
-    public init(_ message: String, errno: Int32? = nil) {
+    public init(_ message: String, errno: Int32? = nil, cacheInUse: Bool = false) {
         self.message = message
         self.errno = errno
+        self.cacheInUse = cacheInUse
     }
 
     public var description: String { message }

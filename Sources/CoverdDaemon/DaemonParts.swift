@@ -45,8 +45,10 @@ struct DaemonParts {
                     severity: .warning))
             }
         } catch {
-            if case .system(let failure) = error { throw DaemonError("\(error)", errno: failure.code) }
-            throw DaemonError("\(error)")
+            switch error {
+            case .system(let failure): throw DaemonError("\(error)", errno: failure.code)
+            case .held: throw DaemonError("\(error)", cacheInUse: true)
+            }
         }
         do {
             let setUp = try CoverStore(cacheDirectory: config.cacheDirectory, reserveBytes: config.minFreeBytes).setUp()

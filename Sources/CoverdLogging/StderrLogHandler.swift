@@ -13,9 +13,12 @@ public struct StderrLogHandler: LevelSharingLogHandler {
     public var metadata: Logger.Metadata = [:]
     public var metadataProvider: Logger.MetadataProvider?
     public var ownLevel: Logger.Level?
+    /// A progress line on the same terminal, which each log line is written above.
+    public let statusLine: TerminalStatusLine?
 
-    public init(level: LogLevelSetting) {
+    public init(level: LogLevelSetting, statusLine: TerminalStatusLine? = nil) {
         self.level = level
+        self.statusLine = statusLine
     }
 
     public func log(event: LogEvent) {
@@ -33,6 +36,7 @@ public struct StderrLogHandler: LevelSharingLogHandler {
             line += StderrLogHandler.quoted(value.description)
         }
         line += "\n"
+        if let statusLine { return statusLine.writeAbove(Array(line.utf8), to: 2) }
         // A failure means stderr is gone: there is nowhere left to report it.
         _ = Array(line.utf8).withUnsafeBytes { writeAll($0, to: 2) }
     }

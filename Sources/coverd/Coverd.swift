@@ -14,14 +14,14 @@ struct Coverd: ParsableCommand {
             """,
         version: "coverd \(CoverdVersion.string) (\(CurlFetcher.libcurlVersion))",
         subcommands: [
-            RunCommand.self, StatusCommand.self, RefreshCommand.self, AddCommand.self, RemoveCommand.self, UndoCommand.self, VerifyCommand.self,
-            CheckConfigCommand.self,
+            RunCommand.self, SyncCommand.self, StatusCommand.self, RefreshCommand.self, AddCommand.self, RemoveCommand.self, UndoCommand.self,
+            VerifyCommand.self, CheckConfigCommand.self,
         ]
     )
 
     /// Bare `coverd` is bad usage (64), not a request for help: a script that
     /// forgot its subcommand must not read success.
     func run() throws {
-        throw ValidationError("missing subcommand: one of run, status, refresh, add, remove, undo, verify, check-config")
+        throw ValidationError("missing subcommand: one of run, sync, status, refresh, add, remove, undo, verify, check-config")
     }
 }

@@ -16,38 +16,11 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var config: ConfigOptions
     @OptionGroup var records: RecordsOptions
     @OptionGroup var cache: CacheOptions
+    @OptionGroup var engine: EngineOptions
 
-    @Option(name: .long, help: "Transfers at once (default 16).")
-    var concurrency: Int?
-
-    @Option(name: .customLong("per-host"), help: "Transfers at once to one host (default 6).")
-    var perHost: Int?
-
-    @Option(name: .customLong("log-level"), help: "The least severe level logged (default info).")
-    var logLevel: LogLevelArgument?
-
-    @Option(name: .customLong("log-target"), help: "Where log lines go; auto: the journal under systemd, else stderr (default auto).")
-    var logTarget: LogTarget?
-
-    func validate() throws {
-        // The same ranges as the settings these flags override.
-        for (flag, value) in [("--concurrency", concurrency), ("--per-host", perHost)] {
-            if let value, !ConfigSchema.transfers.contains(value) {
-                throw ValidationError("\(flag) must be between \(ConfigSchema.transfers.lowerBound) and \(ConfigSchema.transfers.upperBound)")
-            }
-        }
-    }
-
-    /// The file's settings with this command's flags on top; read again on every reload.
+    /// The configuration file with this command's flags on top.
     func resolve() throws(ConfigError) -> Configuration {
-        var configuration = try ConfigLoader().load(file: config.config)
-        if let records = records.records { configuration.recordsDirectory = absolute(records) }
-        if let cache = cache.cache { configuration.cacheDirectory = absolute(cache) }
-        if let concurrency { configuration.fetch.concurrency = concurrency }
-        if let perHost { configuration.fetch.perHost = perHost }
-        if let logLevel { configuration.logLevel = logLevel.level }
-        if let logTarget { configuration.logTarget = logTarget }
-        return configuration
+        try engine.resolve(config: config, records: records, cache: cache)
     }
 
     func run() throws {
@@ -68,17 +41,7 @@ struct RunCommand: ParsableCommand {
             throw ExitCode(78)
         }
         let level = LogLevelSetting(configuration.logLevel)
-        var target = configuration.logTarget.resolved(environment: environment)
-        // Asked for the journal where there is none: every line would vanish without an error.
-        let noJournal = target == .journal && !JournalLogHandler.isAvailable
-        if noJournal { target = .stderr }
-        LoggingSystem.bootstrap { [target] _ -> any LogHandler in
-            target == .journal ? JournalLogHandler(level: level) : StderrLogHandler(level: level)
-        }
-        if noJournal {
-            Logger(label: "coverd").warning(
-                "log target is the journal, but \(JournalLogHandler.socketPath) does not exist: logging to stderr instead")
-        }
+        startLogging(target: configuration.logTarget, level: level, environment: environment)
         let bus = EventBus()
         let logger = EventLogger(bus: bus, logger: Logger(label: "coverd"))
         let reporter = SystemdReporter(notifier: notifier, bus: bus)

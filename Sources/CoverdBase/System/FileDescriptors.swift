@@ -83,6 +83,13 @@ public func enlargePipeBuffer(_ fd: Int32, to bytes: Int32 = 1 << 20) -> Int? {
     return size > 0 ? Int(size) : nil
 }
 
+/// The width of the terminal on `fd`, or nil when `fd` is no terminal (or
+/// one that does not say, as some serial consoles): for a line that must not wrap.
+public func terminalColumns(_ fd: Int32) -> Int? {
+    let columns = coverd_terminal_columns(fd)
+    return columns > 0 ? Int(columns) : nil
+}
+
 func fileKindName(_ mode: mode_t) -> String {
     switch mode & S_IFMT {
     case S_IFIFO: return "a FIFO"
