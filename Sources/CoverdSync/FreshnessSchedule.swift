@@ -13,28 +13,41 @@ import Foundation
 /// entry carries the token its cover had when it was scheduled, and a popped
 /// entry whose token no longer matches is skipped. `maxAge` zero: never due.
 struct FreshnessSchedule {
+    /// One cached cover's freshness, packed: a library of 100,000 covers keeps one each.
     struct Entry {
         var checkedAt: Date
-        var validators: Validators
+        /// Where its validators' bytes are in `validatorBytes`.
+        var validators: ValidatorSpan
         /// Revalidations failed in a row, for the backoff of the next.
-        var failures: Int32 = 0
+        var failures: UInt16 = 0
         /// Set by `coverd refresh` (or a failed revalidation): outdated whatever its age.
         var asked = false
-        var token: UInt64 = 0
+        var token: UInt32 = 0
+    }
+
+    /// An ETag and a Last-Modified, as lengths of bytes at an offset (a length of 0xFFFF: none).
+    struct ValidatorSpan {
+        var offset: UInt32
+        var etag: UInt16
+        var lastModified: UInt16
     }
 
     private struct Due {
         var due: Date
         var id: AlbumID
-        var token: UInt64
+        var token: UInt32
     }
 
     private(set) var entries: [AlbumID: Entry] = [:]
+    /// Every cover's validators back to back: two strings per cover were most of what freshness cost a large library.
+    private var validatorBytes: [UInt8] = []
+    /// Bytes of `validatorBytes` no entry points at any more, reclaimed when they are most of it.
+    private var unusedBytes = 0
     /// Covers taken due, asked for, or failing to revalidate, and not confirmed since: the daemon's
     /// count of outdated covers, kept as they change (the exact age test is `isOutdated`).
     private(set) var outdated: Set<AlbumID> = []
     private var heap: [Due] = []
-    private var nextToken: UInt64 = 0
+    private var nextToken: UInt32 = 0
     /// `freshness.max_age`; zero: covers never go out of date.
     private(set) var maxAge: Duration
 
@@ -44,6 +57,18 @@ struct FreshnessSchedule {
 
     func entry(_ id: AlbumID) -> Entry? { entries[id] }
 
+    /// `id`'s validators, as the server sent them; empty when it is not cached.
+    func validators(_ id: AlbumID) -> Validators {
+        guard let span = entries[id]?.validators else { return Validators(etag: nil, lastModified: nil) }
+        return validators(at: span)
+    }
+
+    /// Room for `count` covers, so that a start over a large library grows nothing as it loads.
+    mutating func reserve(_ count: Int) {
+        entries.reserveCapacity(count)
+        if maxAge > .zero { heap.reserveCapacity(count) }
+    }
+
     /// Whether `id`'s cover is outdated at `now`.
     func isOutdated(_ id: AlbumID, now: Date) -> Bool {
         guard let entry = entries[id] else { return false }
@@ -52,9 +77,11 @@ struct FreshnessSchedule {
 
     /// A cover downloaded or confirmed at `checkedAt`: due again after `maxAge` and its jitter (`unit` in 0..<1).
     mutating func confirm(_ id: AlbumID, at checkedAt: Date, validators: Validators, unit: Double) {
-        var entry = Entry(checkedAt: checkedAt, validators: validators)
+        if let old = entries[id] { unusedBytes += length(of: old.validators) }
+        var entry = Entry(checkedAt: checkedAt, validators: store(validators))
         entry.token = newToken()
         entries[id] = entry
+        compactIfMostlyUnused()
         outdated.remove(id)
         guard maxAge > .zero else { return }
         push(Due(due: checkedAt.addingTimeInterval(maxAge.seconds * (1 + 0.1 * unit)), id: id, token: entry.token))
@@ -63,7 +90,7 @@ struct FreshnessSchedule {
     /// A revalidation failed: the cover stays as it was, outdated, and is tried again at `retryAt`.
     mutating func failed(_ id: AlbumID, retryAt: Date) {
         guard var entry = entries[id] else { return }
-        entry.failures += 1
+        if entry.failures < .max { entry.failures += 1 }
         entry.asked = true
         entry.token = newToken()
         entries[id] = entry
@@ -84,7 +111,7 @@ struct FreshnessSchedule {
 
     /// The cover is no longer cached (its album left, its URL changed, it was erased).
     mutating func forget(_ id: AlbumID) {
-        entries[id] = nil
+        if let old = entries.removeValue(forKey: id) { unusedBytes += length(of: old.validators) }
         outdated.remove(id)
     }
 
@@ -123,9 +150,53 @@ struct FreshnessSchedule {
         }
     }
 
-    private mutating func newToken() -> UInt64 {
-        nextToken += 1
+    private mutating func newToken() -> UInt32 {
+        // Wrapping: a stale heap entry would need 2^32 newer tokens to pass for a live one.
+        nextToken &+= 1
         return nextToken
+    }
+
+    private static let absent = UInt16.max
+
+    private mutating func store(_ validators: Validators) -> ValidatorSpan {
+        let offset = UInt32(truncatingIfNeeded: validatorBytes.count)
+        var span = ValidatorSpan(offset: offset, etag: Self.absent, lastModified: Self.absent)
+        // Validators are at most 256 bytes (HTTPHeaderLine): a length always fits.
+        if let etag = validators.etag {
+            validatorBytes += etag.utf8
+            span.etag = UInt16(truncatingIfNeeded: etag.utf8.count)
+        }
+        if let lastModified = validators.lastModified {
+            validatorBytes += lastModified.utf8
+            span.lastModified = UInt16(truncatingIfNeeded: lastModified.utf8.count)
+        }
+        return span
+    }
+
+    private func validators(at span: ValidatorSpan) -> Validators {
+        let start = Int(span.offset)
+        let etagLength = span.etag == Self.absent ? 0 : Int(span.etag)
+        let etag = span.etag == Self.absent ? nil : String(decoding: validatorBytes[start..<start + etagLength], as: UTF8.self)
+        let lastModified = span.lastModified == Self.absent
+            ? nil : String(decoding: validatorBytes[(start + etagLength)..<(start + etagLength + Int(span.lastModified))], as: UTF8.self)
+        return Validators(etag: etag, lastModified: lastModified)
+    }
+
+    private func length(of span: ValidatorSpan) -> Int {
+        (span.etag == Self.absent ? 0 : Int(span.etag)) + (span.lastModified == Self.absent ? 0 : Int(span.lastModified))
+    }
+
+    /// Copies the live validators into a new buffer once unused bytes are most of it.
+    private mutating func compactIfMostlyUnused() {
+        guard unusedBytes > 1 << 16, unusedBytes * 2 > validatorBytes.count else { return }
+        let old = self
+        validatorBytes = []
+        validatorBytes.reserveCapacity(old.validatorBytes.count - old.unusedBytes)
+        unusedBytes = 0
+        for (id, var entry) in old.entries {
+            entry.validators = store(old.validators(at: entry.validators))
+            entries[id] = entry
+        }
     }
 
     /// Pops entries of covers forgotten or rescheduled since.

@@ -42,13 +42,13 @@ extension SyncPlanner {
             }
             guard let url = key.url ?? resolutions[id]?.url else {
                 // A looked-up cover whose find was lost cannot be asked again; it waits for its next due time.
-                noteCached(id, checkedAt: fresh.checkedAt, validators: fresh.validators)
+                noteCached(id, checkedAt: fresh.checkedAt, validators: freshness.validators(id))
                 continue
             }
             let albums = Set(tracked.cachedCopies(of: key)).union([id])
             let fetchID = newAttemptID()
             revalidations[key] = Revalidation(fetchID: fetchID, url: url, albums: albums)
-            effects.append(.revalidate(fetchID, key, url, fresh.validators))
+            effects.append(.revalidate(fetchID, key, url, freshness.validators(id)))
         }
         return effects
     }
@@ -63,8 +63,8 @@ extension SyncPlanner {
             revalidations[key] = nil
             var effects: [SyncEffect] = []
             for id in albums {
-                guard let old = freshness.entry(id), let entry = tracked[id] else { continue }
-                noteCached(id, checkedAt: now, validators: merged(old.validators, answer.validators))
+                guard freshness.entry(id) != nil, let entry = tracked[id] else { continue }
+                noteCached(id, checkedAt: now, validators: merged(freshness.validators(id), answer.validators))
                 effects.append(.index(.upsert(row(for: id, now: now))))
                 effects.append(.post(CoverRevalidated(album: entry.album, path: paths.path(for: id), url: running.url, duration: answer.duration)))
             }

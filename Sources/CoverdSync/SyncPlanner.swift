@@ -73,6 +73,7 @@ struct SyncPlanner {
     /// Makes room for `count` rows about to be remembered.
     mutating func expectRows(_ count: Int) {
         tracked.reserveCapacity(count)
+        freshness.reserve(count)
         persisted.reserve(count)
         unchecked.reserveCapacity(count)
     }
@@ -567,8 +568,8 @@ struct SyncPlanner {
             tracked.put(entry)
             if case .lookup = key { resolutions[id] = job.resolution }
             // A copy of another album's cover shares its validators and age; a download starts both anew.
-            let copiedFrom = staged.copiedFrom.flatMap { freshness.entry($0) }
-            noteCached(id, checkedAt: copiedFrom?.checkedAt ?? now, validators: copiedFrom?.validators ?? staged.validators)
+            let copiedFrom = staged.copiedFrom.flatMap { sibling in freshness.entry(sibling).map { (sibling, $0.checkedAt) } }
+            noteCached(id, checkedAt: copiedFrom?.1 ?? now, validators: copiedFrom.map { freshness.validators($0.0) } ?? staged.validators)
             let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
             if let url = key.url ?? found?.url {
@@ -734,9 +735,10 @@ struct SyncPlanner {
         if entry.state == .cached {
             row.resolvedURL = entry.album.coverURL?.string ?? resolutions[id]?.url.string
             if let fresh = freshness.entry(id) {
+                let validators = freshness.validators(id)
                 row.checkedAt = fresh.checkedAt
-                row.etag = fresh.validators.etag
-                row.lastModified = fresh.validators.lastModified
+                row.etag = validators.etag
+                row.lastModified = validators.lastModified
             }
             // Outdated and not yet confirmed: `status` shows it, and a restart asks again at once.
             if freshness.outdated.contains(id) { row.refresh = .revalidate }

@@ -261,3 +261,44 @@ struct FreshnessTests {
         #expect(effects.isEmpty)
     }
 }
+
+@Suite("Freshness schedule")
+struct FreshnessScheduleTests {
+    let now = Date(timeIntervalSince1970: 1_000_000)
+
+    @Test("Given covers confirmed and confirmed again many times, when their validators are read, then each has its latest, and the unused bytes are reclaimed")
+    func validatorsSurviveCompaction() throws {
+        var schedule = FreshnessSchedule(maxAge: .seconds(60))
+        let ids = try (0..<100).map { try AlbumID(validating: "a\($0)") }
+        for round in 0..<200 {
+            for (index, id) in ids.enumerated() {
+                let etag = index % 3 == 0 ? nil : "\"\(round)-\(index)-" + String(repeating: "x", count: index % 40) + "\""
+                let modified = index % 5 == 0 ? nil : "Mon, 0\(round % 9 + 1) Jan 2024 00:00:00 GMT"
+                schedule.confirm(id, at: now, validators: Validators(etag: etag, lastModified: modified), unit: 0.5)
+            }
+        }
+        for (index, id) in ids.enumerated() {
+            let etag = index % 3 == 0 ? nil : "\"199-\(index)-" + String(repeating: "x", count: index % 40) + "\""
+            #expect(schedule.validators(id) == Validators(etag: etag, lastModified: index % 5 == 0 ? nil : "Mon, 02 Jan 2024 00:00:00 GMT"))
+        }
+        schedule.forget(ids[1])
+        #expect(schedule.validators(ids[1]) == Validators(etag: nil, lastModified: nil))
+    }
+
+    @Test("Given covers confirmed at once, when their due times are drawn, then they spread over a tenth of max_age past it, in order")
+    func dueTimesAreSpread() throws {
+        var schedule = FreshnessSchedule(maxAge: .seconds(1000))
+        var unit = 0.0
+        let ids = try (0..<10).map { try AlbumID(validating: "a\($0)") }
+        for id in ids.reversed() {
+            schedule.confirm(id, at: now, validators: Validators(etag: nil, lastModified: nil), unit: unit)
+            unit += 0.1
+        }
+        #expect(schedule.nextDue() == now.addingTimeInterval(1000))
+        #expect(schedule.takeDue(now: now.addingTimeInterval(999.9)) == nil)
+        var taken: [AlbumID] = []
+        while let id = schedule.takeDue(now: now.addingTimeInterval(1100)) { taken.append(id) }
+        #expect(taken == ids.reversed())
+        #expect(schedule.outdated.count == 10)
+    }
+}

@@ -55,8 +55,10 @@ struct ControlEndToEndTests {
         #expect(result.stdout == "refreshing 1 cover(s) (revalidated)\n")
         #expect(Date().timeIntervalSince(started) < 2)
         try waitUntil("the daemon to log the refresh") { daemon.log.contains("coverd refresh: revalidate 1 cover(s): refreshing 1") }
-        #expect(try world.refreshMarks() == ["alpha": nil], "a running daemon acts; it leaves no mark for a next start")
-        // The lead adds here: a conditional request for alpha.png reaches the server within a second.
+        // Acted on within a second: a conditional request, answered 304, and the file left alone.
+        try waitUntil("a conditional request for alpha.png", timeout: 1) { try world.server.requests().notModified["/alpha.png", default: 0] == 1 }
+        try waitUntil("the mark gone once confirmed") { try world.refreshMarks() == ["alpha": nil] }
+        #expect(try world.server.requestCount("/alpha.png") == 2)
     }
 
     @Test("Given a running daemon, when coverd refresh names an unknown id, then it exits 1 naming it, and nothing changes")
@@ -90,10 +92,14 @@ struct ControlEndToEndTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.hasPrefix("marked 1 cover(s) to be erased and fetched anew"), "\(result.stdout)")
         #expect(try world.refreshMarks() == ["alpha": .erase])
+        let requests = try world.server.requestCount("/alpha.png")
         let next = try world.startDaemon()
         try next.waitUntilReady()
         try next.waitForStatus("alpha cached again") { $0.cached == 1 }
-        // The lead adds here: the mark is acted on (alpha.png fetched anew, without validators) and cleared.
+        // Erased: fetched anew, without validators, and the mark cleared.
+        try waitUntil("alpha.png fetched anew") { try world.server.requestCount("/alpha.png") == requests + 1 }
+        #expect(try world.server.requests().conditional["/alpha.png"] == nil)
+        try waitUntil("the mark cleared") { try world.refreshMarks() == ["alpha": nil] }
         #expect(try next.stop() == 0)
     }
 
