@@ -47,6 +47,8 @@ public struct CacheRefresh: Sendable {
     /// How long to wait for the connection, and then for the daemon's answer.
     public var connectTimeout: Duration = .seconds(2)
     public var answerTimeout: Duration = .seconds(30)
+    /// How long a daemon that holds the lock but does not listen yet (it is starting) is waited for.
+    public var startupWait: Duration = .seconds(5)
 
     public init(cacheDirectory: String, environment: [String: String]) {
         self.cacheDirectory = cacheDirectory
@@ -89,10 +91,26 @@ public struct CacheRefresh: Sendable {
         }
     }
 
+    /// A daemon that has just taken the cache's lock listens a moment later:
+    /// while it lives, "nothing listens" is asked again for `startupWait`.
+    private func connect(to candidates: [ControlSocketPath], holder: Int32?) throws(ControlError) -> ControlClient {
+        let deadline = ContinuousClock.now + startupWait
+        while true {
+            do throws(ControlError) {
+                return try ControlClient.connect(to: candidates, cache: cacheDirectory, timeout: connectTimeout)
+            } catch {
+                guard case .noDaemon = error, let holder, kill(holder, 0) == 0 || errno == EPERM, ContinuousClock.now < deadline else {
+                    throw error
+                }
+                usleep(50_000)
+            }
+        }
+    }
+
     private func throughDaemon(_ request: RefreshRequest, holder: Int32?) throws(Failure) -> Outcome {
         do throws(ControlError) {
             let candidates = try ControlSocketPath.clientCandidates(cacheDirectory: cacheDirectory, environment: environment)
-            let client = try ControlClient.connect(to: candidates, cache: cacheDirectory, timeout: connectTimeout)
+            let client = try connect(to: candidates, holder: holder)
             try client.send(.refresh(request))
             switch try client.next(timeout: answerTimeout) {
             case .refreshed(let count)?: return .refreshing(count: count)

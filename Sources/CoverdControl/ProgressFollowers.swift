@@ -52,7 +52,7 @@ final class ProgressFollowers: Sendable {
         let now = ContinuousClock.now
         let wait: Duration? = state.withLock { state in
             state.summary = summary
-            guard summary.pending > 0, let last = state.lastSent, now - last < interval else { return .zero }
+            guard summary.isBusy, let last = state.lastSent, now - last < interval else { return .zero }
             if state.armed { return nil }
             state.armed = true
             return interval - (now - last)

@@ -118,14 +118,18 @@ public final class OneShotSync: Sendable {
             return state.lastFailureLook.map { now - $0 >= Self.failureLook } ?? true
         }
         guard due else { return }
-        guard summary.pending > 0 else { return end(signal: nil) }
+        // Outdated covers are revalidated before the end; one that fails is retried later, not waited for.
+        if summary.pending == 0 {
+            if coordinator.revalidationsOutstanding { return }
+            return end(signal: nil)
+        }
         let report = coordinator.failureReport()
         let done = state.withLock { state -> Bool in
             state.lastFailureLook = now
             state.givenUp = state.patience.givenUp(report.failures, now: Date())
             return report.summary.pending == 0 || report.summary.pending == state.givenUp.count
         }
-        if done {
+        if done && !coordinator.revalidationsOutstanding {
             progress(report.summary)
             end(signal: nil)
         }

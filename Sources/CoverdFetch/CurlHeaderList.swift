@@ -9,7 +9,7 @@ final class CurlHeaderList {
     init?(_ lines: [String]) {
         for line in lines {
             guard let longer = curl_slist_append(list, line) else {
-                curl_slist_free_all(list)
+                // deinit runs for a failed init too: it frees what was built.
                 return nil
             }
             list = longer

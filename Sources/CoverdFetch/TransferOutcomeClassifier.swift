@@ -39,7 +39,7 @@ struct TransferOutcomeClassifier {
                 body.validators = transfer.validators
                 return .success(body)
             }
-            if status == 304, transfer.revalidating != nil {
+            if status == 304, let asked = transfer.revalidating, !asked.isEmpty {
                 return .notModified(NotModified(effectiveURL: url, duration: duration, validators: transfer.validators))
             }
             let retryAfter = transfer.retryAfter.flatMap { RetryAfter.delay(from: $0, now: now) }

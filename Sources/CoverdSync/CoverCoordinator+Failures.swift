@@ -1,3 +1,4 @@
+import Foundation
 import CoverdModel
 
 /// What a one-shot sync reads of the planner: the counts, and the albums
@@ -7,6 +8,12 @@ extension CoverCoordinator {
     /// The counts as the planner has them now (`SyncProgress` carries them too, throttled).
     public var summary: SyncSummary {
         state.withLock { $0.planner.summary }
+    }
+
+    /// Whether a revalidation runs or is due now (contract §8): a one-shot sync
+    /// waits for those too, or a cron-only library would never be kept fresh.
+    public var revalidationsOutstanding: Bool {
+        state.withLock { $0.planner.hasRevalidationWork(now: Date()) }
     }
 
     /// The counts and, sorted by id, every album that is failed or pending

@@ -14,6 +14,7 @@ extension CoverCoordinator {
             // Kept covers no row keeps (a crash came between a move into removed/ and its row's
             // change, and the album is in the records after all) are deleted once the scan is settled.
             run { planner, steps, _ in steps.sweepKept(on: &planner) }
+            answerHeldRefreshes()
             let ids = state.withLock { $0.planner.takeUnchecked() }
             return checkCachedCovers(ids, flagged: [], by: cachedCovers, announced: true)
         }

@@ -49,6 +49,10 @@ public final class CoverCoordinator: Sendable {
         var stopped = false
         /// The latest reload's look at every cached cover; a newer reload's replaces it.
         var reloadCheck: CachedCoverCheck?
+        /// Set once the first scan is decided on: before, an album not tracked yet may still be in the records.
+        var startupScanDone = false
+        /// `coverd refresh` requests that came before the first scan was decided on, answered after it.
+        var heldRefreshes: [(RefreshRequest, @Sendable (RefreshResult) -> Void)] = []
     }
 
     public init(
@@ -314,15 +318,37 @@ extension CoverCoordinator: LivenessProbing {
 }
 
 extension CoverCoordinator: CoverRefreshing {
+    /// Answered once the first scan is decided on: until then an album of the
+    /// records may not be tracked yet, and would be called unknown.
     public func refresh(_ request: RefreshRequest, reply: @escaping @Sendable (RefreshResult) -> Void) {
         queue.async { [self] in
-            var result = RefreshResult.refreshed(count: 0)
-            run { planner, steps, now in
-                let (outcome, effects) = steps.refresh(request, on: &planner, now: now)
-                result = outcome
-                return effects
+            let held = state.withLock { state -> Bool in
+                guard !state.startupScanDone else { return false }
+                state.heldRefreshes.append((request, reply))
+                return true
             }
-            reply(result)
+            if !held { act(on: request, reply: reply) }
         }
+    }
+
+    /// The refreshes that waited for the first scan, now that it is decided on.
+    func answerHeldRefreshes() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        let held = state.withLock { state in
+            state.startupScanDone = true
+            defer { state.heldRefreshes = [] }
+            return state.heldRefreshes
+        }
+        for (request, reply) in held { act(on: request, reply: reply) }
+    }
+
+    private func act(on request: RefreshRequest, reply: @Sendable (RefreshResult) -> Void) {
+        var result = RefreshResult.refreshed(count: 0)
+        run { planner, steps, now in
+            let (outcome, effects) = steps.refresh(request, on: &planner, now: now)
+            result = outcome
+            return effects
+        }
+        reply(result)
     }
 }

@@ -23,4 +23,8 @@ struct CoverJob {
     var storageBytes: Int?
     /// What a lookup found, while its cover is being staged.
     var resolution: Resolution?
+    /// When a copy of another album's cover is staged: that cover's age and
+    /// validators as they were when the copy was asked for, so a revalidation
+    /// landing meanwhile cannot pair its new validators with the old bytes.
+    var copiedFreshness: (checkedAt: Date, validators: Validators)?
 }

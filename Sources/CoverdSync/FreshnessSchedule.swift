@@ -98,6 +98,15 @@ struct FreshnessSchedule {
         push(Due(due: retryAt, id: id, token: entry.token))
     }
 
+    /// Asks again at `until`, nothing else changed (its job's revalidation was
+    /// past taking it along, or was cancelled, or it cannot be asked now).
+    mutating func postpone(_ id: AlbumID, until: Date) {
+        guard var entry = entries[id] else { return }
+        entry.token = newToken()
+        entries[id] = entry
+        push(Due(due: until, id: id, token: entry.token))
+    }
+
     /// `coverd refresh`: outdated now, and due at once.
     mutating func ask(_ id: AlbumID, now: Date) {
         guard var entry = entries[id] else { return }
@@ -199,12 +208,26 @@ struct FreshnessSchedule {
         }
     }
 
+    /// The heap anew with one entry per cover that has a due time: the live entries kept, the stale ones dropped.
+    private mutating func rebuildHeap() {
+        let live = heap.filter { entries[$0.id]?.token == $0.token }
+        heap = []
+        heap.reserveCapacity(live.count)
+        for entry in live { pushWithoutRebuild(entry) }
+    }
+
     /// Pops entries of covers forgotten or rescheduled since.
     private mutating func dropStale() {
         while let top = heap.first, entries[top.id]?.token != top.token { _ = pop() }
     }
 
     private mutating func push(_ entry: Due) {
+        // Stale entries (rescheduled covers) are dropped only as they reach the top: rebuilt when they are most of the heap.
+        if heap.count > 2 * entries.count + 1024 { rebuildHeap() }
+        pushWithoutRebuild(entry)
+    }
+
+    private mutating func pushWithoutRebuild(_ entry: Due) {
         heap.append(entry)
         var child = heap.count - 1
         while child > 0 {

@@ -40,7 +40,7 @@ final class ProgressThrottle: Sendable {
             state.latest = summary
             guard summary != state.posted else { return (nil, nil) }
             let elapsed = state.postedAt.map { now - $0 } ?? interval
-            if summary.pending == 0 || elapsed >= interval {
+            if !summary.isBusy || elapsed >= interval {
                 state.posted = summary
                 state.postedAt = now
                 return (summary, nil)

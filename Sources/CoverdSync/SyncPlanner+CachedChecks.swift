@@ -100,6 +100,7 @@ extension SyncPlanner {
         entry.stamp = nil
         resolutions[id] = nil  // Found again, or not, by the attempt that follows.
         tracked.setState(&entry, .pending)
+        freshness.forget(id)
         tracked.put(entry)
         effects.append(.index(.upsert(row(for: id, now: now))))
         lost.append(CachedCoversLost.Cover(album: entry.album, path: paths.path(for: id), reason: reason))

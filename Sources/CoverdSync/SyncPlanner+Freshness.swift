@@ -18,6 +18,11 @@ extension SyncPlanner {
         freshness.confirm(id, at: checkedAt, validators: validators, unit: random())
     }
 
+    /// Whether a revalidation runs, or one is due by `now`.
+    mutating func hasRevalidationWork(now: Date) -> Bool {
+        !revalidations.isEmpty || (freshness.nextDue().map { $0 <= now } ?? false)
+    }
+
     /// When the next revalidation may start, if one is due and a slot is free.
     mutating func nextRevalidation() -> Date? {
         revalidations.count < Self.revalidationSlots ? freshness.nextDue() : nil
@@ -29,20 +34,25 @@ extension SyncPlanner {
     mutating func startDueRevalidations(now: Date) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         while revalidations.count < Self.revalidationSlots, let id = freshness.takeDue(now: now) {
-            guard let entry = tracked[id], entry.state == .cached, let fresh = freshness.entry(id) else {
+            guard let entry = tracked[id], entry.state == .cached, freshness.entry(id) != nil else {
                 freshness.forget(id)
                 continue
             }
             let key = JobKey(entry.album)
             effects.append(.index(.upsert(row(for: id, now: now))))
             if var running = revalidations[key] {
-                if !running.staging { running.albums.insert(id) }
-                revalidations[key] = running
+                if running.staging {
+                    // Too late to share its answer: asked again once that one is in.
+                    freshness.postpone(id, until: now.addingTimeInterval(1))
+                } else {
+                    running.albums.insert(id)
+                    revalidations[key] = running
+                }
                 continue
             }
             guard let url = key.url ?? resolutions[id]?.url else {
-                // A looked-up cover whose find was lost cannot be asked again; it waits for its next due time.
-                noteCached(id, checkedAt: fresh.checkedAt, validators: freshness.validators(id))
+                // A looked-up cover whose find was lost cannot be asked again; it waits as long as a failed cover does.
+                freshness.postpone(id, until: now.addingTimeInterval(policy.failedInterval.seconds))
                 continue
             }
             let albums = Set(tracked.cachedCopies(of: key)).union([id])
@@ -81,8 +91,11 @@ extension SyncPlanner {
             return [.stage(StageRequest(fetchID: fetchID, job: key, url: running.url, source: .download(body), albums: albums))]
         case .failure(let failure):
             revalidations[key] = nil
-            if failure.kind == .cancelled { return [] }
-            return revalidationFailed(albums, url: running.url, reason: failure.message, httpStatus: failure.httpStatus, now: now)
+            if failure.kind == .cancelled {
+                for id in albums { freshness.postpone(id, until: now.addingTimeInterval(1)) }
+                return []
+            }
+            return revalidationFailed(albums, url: running.url, attempt: FailedAttempt(failure), now: now)
         }
     }
 
@@ -131,7 +144,7 @@ extension SyncPlanner {
             }
         }
         if let failure {
-            effects += revalidationFailed(unstored, url: running.url, reason: "\(failure)", httpStatus: nil, now: now)
+            effects += revalidationFailed(unstored, url: running.url, attempt: FailedAttempt(.storage(failure, bytes: staged.bytes)), now: now)
         }
         return effects
     }
@@ -140,7 +153,7 @@ extension SyncPlanner {
     mutating func revalidationStagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
         guard let running = revalidations[key], running.fetchID == fetchID else { return [] }
         revalidations[key] = nil
-        return revalidationFailed(stillCached(running.albums, of: key), url: running.url, reason: failure.message, httpStatus: nil, now: now)
+        return revalidationFailed(stillCached(running.albums, of: key), url: running.url, attempt: FailedAttempt(failure), now: now)
     }
 
     /// `coverd refresh`: unknown ids change nothing; a cached cover is
@@ -191,11 +204,23 @@ extension SyncPlanner {
         Validators(etag: new.etag ?? old.etag, lastModified: new.lastModified ?? old.lastModified)
     }
 
-    private mutating func revalidationFailed(_ ids: [AlbumID], url: CoverURL, reason: String, httpStatus: Int?, now: Date) -> [SyncEffect] {
+    /// The albums keep their covers, outdated; asked again as a download
+    /// that failed so would be: a permanent failure after `failedInterval`,
+    /// a server's `Retry-After` within reason, else the usual backoff.
+    private mutating func revalidationFailed(_ ids: [AlbumID], url: CoverURL, attempt: FailedAttempt, now: Date) -> [SyncEffect] {
         var effects: [SyncEffect] = []
+        let reason = attempt.message, httpStatus = attempt.httpStatus
         for id in ids {
             guard let entry = tracked[id], let fresh = freshness.entry(id) else { continue }
-            let delay = Backoff(policy: policy).delay(attempt: Int(fresh.failures) + 1, unit: random())
+            let delay: Duration
+            if attempt.permanent {
+                delay = policy.failedInterval
+            } else if let retryAfter = attempt.retryAfter {
+                delay = min(max(retryAfter, policy.initialDelay / 2), policy.failedInterval)
+            } else {
+                let backoff = Backoff(policy: policy).delay(attempt: Int(fresh.failures) + 1, unit: random())
+                delay = attempt.storage ? min(backoff, policy.storageMaxDelay) : backoff
+            }
             let retryAt = now.addingTimeInterval(delay.seconds)
             freshness.failed(id, retryAt: retryAt)
             effects.append(.index(.upsert(row(for: id, now: now))))

@@ -61,6 +61,7 @@ struct SyncPlanner {
     var summary: SyncSummary {
         var summary = tracked.summary
         summary.outdated = freshness.outdated.count
+        summary.revalidating = revalidations.values.reduce(0) { $0 + $1.albums.count }
         return summary
     }
 
@@ -178,6 +179,7 @@ struct SyncPlanner {
                     effects.append(.removeCover(album.id))
                     resolutions[album.id] = nil
                     tracked.setState(&current, .pending)  // Before the job changes: it unlists the old job's cached copy.
+                    freshness.forget(album.id)  // The old cover's age and validators are not the new one's.
                     tracked.replaceAlbum(of: &current, with: album)
                     current.attempts = 0
                     current.error = nil
@@ -391,7 +393,9 @@ struct SyncPlanner {
             if copyingCachedCopies, let sibling = tracked.cachedCopies(of: key).first(where: { $0 != id }),
                 let url = key.url ?? resolutions[sibling]?.url
             {
-                jobs[key] = CoverJob(key: key, waiters: [id], phase: .staging(fetchID), resolution: resolutions[sibling])
+                var job = CoverJob(key: key, waiters: [id], phase: .staging(fetchID), resolution: resolutions[sibling])
+                job.copiedFreshness = freshness.entry(sibling).map { ($0.checkedAt, freshness.validators(sibling)) }
+                jobs[key] = job
                 effects.append(.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
             }
@@ -568,8 +572,8 @@ struct SyncPlanner {
             tracked.put(entry)
             if case .lookup = key { resolutions[id] = job.resolution }
             // A copy of another album's cover shares its validators and age; a download starts both anew.
-            let copiedFrom = staged.copiedFrom.flatMap { sibling in freshness.entry(sibling).map { (sibling, $0.checkedAt) } }
-            noteCached(id, checkedAt: copiedFrom?.1 ?? now, validators: copiedFrom.map { freshness.validators($0.0) } ?? staged.validators)
+            let copied = staged.copiedFrom != nil ? job.copiedFreshness : nil
+            noteCached(id, checkedAt: copied?.checkedAt ?? now, validators: copied?.validators ?? staged.validators)
             let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
             if let url = key.url ?? found?.url {

@@ -85,7 +85,7 @@ public final class SystemdReporter: Sendable {
         let now = ContinuousClock.now
         let delay: Duration? = state.withLock { state in
             state.summary = summary
-            guard summary.pending > 0, let last = state.lastSent, now - last < interval else { return .zero }
+            guard summary.isBusy, let last = state.lastSent, now - last < interval else { return .zero }
             if state.timerArmed { return nil }
             state.timerArmed = true
             return interval - (now - last)

@@ -11,7 +11,9 @@ struct RefreshCommand: ParsableCommand {
         commandName: "refresh",
         abstract: "Revalidate covers now (--erase: delete them and fetch them anew).",
         discussion: """
-            A running daemon acts at once, told through its control socket; with no daemon running, the covers are \
+            A cover is revalidated by itself once it is freshness.max_age seconds old (coverd.toml's [freshness]; \
+            30 days by default, 0 never): asked again with its ETag and Last-Modified, a 304 leaving the file as it is. \
+            refresh asks now. A running daemon acts at once, told through its control socket; with no daemon running, the covers are \
             marked in the index and the daemon acts at its next start. An unknown id exits 1 naming it, and nothing \
             is changed. Exits 1 too when a daemon holds the cache but its socket cannot be reached.
             """)

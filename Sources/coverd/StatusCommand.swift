@@ -16,6 +16,9 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show every album and the state of its cover.",
         discussion: """
+            A cover is outdated once freshness.max_age (coverd.toml's [freshness], read from --config) has passed since \
+            it was last downloaded or confirmed, or when coverd refresh asked; the table marks it cached*, --json gives \
+            "outdated" and "checked_at" for each album and "outdated" in the summary. \
             --follow prints the running daemon's summary line at once, then a line each time it changes (at most one \
             a second while covers are pending), until interrupted (exit 0) or until the daemon stops (exit 1, \
             saying so). With no daemon running it exits 1 at once. With --json each line is \
@@ -118,7 +121,9 @@ extension StatusCommand {
             timeout = nil
             switch response {
             case .progress(let update)?:
-                try writeStandardOutput(Array(((json ? update.json : update.line) + "\n").utf8))
+                // What the socket says is not trusted with the terminal: control bytes are shown, not obeyed.
+                let text = (json ? update.json : update.line).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
+                try writeStandardOutput(Array((text + "\n").utf8))
             case .error(let message)?:
                 printError("coverd: the daemon at \(client.socketPath.path) refused: \(message)")
                 throw ExitCode.failure

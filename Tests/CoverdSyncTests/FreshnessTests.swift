@@ -260,6 +260,73 @@ struct FreshnessTests {
         // Then
         #expect(effects.isEmpty)
     }
+
+    @Test("Given a revalidation answered 404, or 503 with Retry-After, when it fails, then it is asked again after the failed interval, or when the server said")
+    mutating func failuresFollowTheRetryRules() throws {
+        try cache(try album("x", "http://h/x.png"), at: now)
+        try cache(try album("y", "http://h/y.png"), at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        let started = steps.timerFired(on: &planner, now: due).revalidations
+        let byURL = Dictionary(uniqueKeysWithValues: started.map { ($0.2.string, $0) })
+        let x = try #require(byURL["http://h/x.png"]), y = try #require(byURL["http://h/y.png"])
+
+        // When
+        let gone = planner.revalidationFinished(
+            x.0, job: x.1, outcome: .failure(FetchFailure(kind: .http(404), message: "HTTP 404", httpStatus: 404)), now: due)
+        var busy = FetchFailure(kind: .http(503), message: "HTTP 503", httpStatus: 503)
+        busy.retryAfter = .seconds(600)
+        let later = planner.revalidationFinished(y.0, job: y.1, outcome: .failure(busy), now: due)
+
+        // Then
+        #expect(gone.posted(RevalidationFailed.self).first?.retryAt == due.addingTimeInterval(86_400))
+        #expect(later.posted(RevalidationFailed.self).first?.retryAt == due.addingTimeInterval(600))
+        #expect(planner.summary.cached == 2 && planner.summary.outdated == 2)
+    }
+
+    @Test("Given a copy of a cover asked for before that cover's revalidation brings a new body, when both land, then the copy keeps the validators of the bytes it copied")
+    mutating func copyKeepsTheValidatorsOfItsBytes() throws {
+        let x = try album("x"), y = try album("y")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 1.05)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+        let copy = try #require(steps.update([y], on: &planner, now: due).stages.first)  // The old bytes' copy, asked for now.
+        var body = FetchedBody(bytes: [7], httpStatus: 200, effectiveURL: "", duration: .zero)
+        body.validators = Validators(etag: "\"v2\"", lastModified: nil)
+        let request = try #require(planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .success(body), now: due).stages.first)
+        _ = steps.staged(request.fetchID, job: request.job, result: .success(staged(request, validators: body.validators)), on: &planner, now: due)
+
+        // When: the copy of the old bytes lands after x's new validators did
+        var copied = staged(copy, validators: Validators(etag: nil, lastModified: nil))
+        copied.copiedFrom = x.id
+        let effects = steps.staged(copy.fetchID, job: copy.job, result: .success(copied), on: &planner, now: due)
+
+        // Then
+        let row = try #require(effects.rows.first { $0.id == y.id })
+        #expect(row.etag == "\"v1\"", "the copy's bytes are the old cover's")
+        #expect(row.checkedAt == now)
+    }
+
+    @Test("Given a cover due while its job's revalidation is already staging a new body, when the timer fires, then it is asked again right after, not dropped")
+    mutating func dueDuringStagingIsNotDropped() throws {
+        let x = try album("x"), y = try album("y")
+        try cache(x, at: now)
+        let copy = try #require(steps.update([y], on: &planner, now: now.addingTimeInterval(3600)).stages.first)
+        _ = steps.staged(copy.fetchID, job: copy.job, result: .success(staged(copy, validators: Validators(etag: nil, lastModified: nil))),
+                         on: &planner, now: now.addingTimeInterval(3600))
+        let due = now.addingTimeInterval(day * 1.05)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+        var body = FetchedBody(bytes: [7], httpStatus: 200, effectiveURL: "", duration: .zero)
+        body.validators = Validators(etag: "\"v2\"", lastModified: nil)
+        _ = planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .success(body), now: due)
+
+        // When: y (copied an hour later) comes due while x's new body is staging
+        let later = due.addingTimeInterval(3600)
+        let effects = steps.timerFired(on: &planner, now: later)
+
+        // Then
+        #expect(effects.revalidations.isEmpty)
+        #expect(planner.nextWakeUp() == later.addingTimeInterval(1))
+    }
 }
 
 @Suite("Freshness schedule")

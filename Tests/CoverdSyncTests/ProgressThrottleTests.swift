@@ -60,4 +60,15 @@ struct ProgressThrottleTests {
         // Then
         #expect(posted == [pending(1), pending(0)])
     }
+
+    @Test("Given summaries offered in quick succession during a revalidation pass (nothing pending, covers being asked again), when the interval passes, then they are coalesced as while covers are pending")
+    func coalescedWhileRevalidating() throws {
+        func revalidating(outdated: Int) -> SyncSummary {
+            var summary = SyncSummary(albums: 10, cached: 10, pending: 0, failed: 0, outdated: outdated)
+            summary.revalidating = 2
+            return summary
+        }
+        let posted = try posts(offering: [revalidating(outdated: 9), revalidating(outdated: 8), revalidating(outdated: 7)], interval: .milliseconds(300), until: 2)
+        #expect(posted == [revalidating(outdated: 9), revalidating(outdated: 7)])
+    }
 }

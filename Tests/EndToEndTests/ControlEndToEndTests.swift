@@ -61,6 +61,40 @@ struct ControlEndToEndTests {
         #expect(try world.server.requestCount("/alpha.png") == 2)
     }
 
+    @Test("Given a running daemon, when coverd refresh --erase names its album, then within a second its cover is fetched anew without validators")
+    func eraseOnARunningDaemon() throws {
+        let world = try World()
+        let daemon = try world.cachedAlbum("alpha", seed: 5)
+        let requests = try world.server.requestCount("/alpha.png")
+
+        // When
+        let result = try runCoverd(["refresh", "alpha", "--erase", "--cache", world.cache])
+
+        // Then
+        #expect(result.status == 0, "\(result.stderr)")
+        try waitUntil("alpha.png fetched anew", timeout: 1) { try world.server.requestCount("/alpha.png") == requests + 1 }
+        #expect(try world.server.requests().conditional["/alpha.png"] == nil, "without validators")
+        try daemon.waitForStatus("alpha cached again") { $0.album("alpha")?.state == "cached" && $0.album("alpha")?.outdated == false }
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given a stopped daemon, when coverd refresh marks a cover, then the next start asks its server again with its validators and clears the mark")
+    func revalidateMarkTakenAtStart() throws {
+        let world = try World()
+        #expect(try world.cachedAlbum("alpha", seed: 6).stop() == 0)
+        #expect(try runCoverd(["refresh", "alpha", "--cache", world.cache]).status == 0)
+        #expect(try world.refreshMarks() == ["alpha": .revalidate])
+        #expect(try status(cache: world.cache).album("alpha")?.outdated == true)
+
+        // When
+        let next = try world.startDaemon()
+
+        // Then
+        try waitUntil("a conditional request answered 304") { try world.server.requests().notModified["/alpha.png", default: 0] == 1 }
+        try waitUntil("the mark cleared") { try world.refreshMarks() == ["alpha": nil] }
+        #expect(try next.stop() == 0)
+    }
+
     @Test("Given a running daemon, when coverd refresh names an unknown id, then it exits 1 naming it, and nothing changes")
     func unknownIDOnARunningDaemon() throws {
         let world = try World()

@@ -259,4 +259,29 @@ struct SyncCommandEndToEndTests {
             #expect(FileManager.default.fileExists(atPath: world.coverPath(entry.id)))
         }
     }
+
+    @Test("Given covers cached by an earlier sync and now outdated, when sync runs again, then it revalidates them before it ends, and they are current")
+    func syncRevalidatesOutdatedCovers() throws {
+        let world = try World()
+        for index in 0..<3 { try world.cover("c\(index).png", seed: 90 + index) }
+        try world.record("list.json", "[" + (0..<3).map { world.album("C\($0)", world.server.url("c\($0).png")) }.joined(separator: ",") + "]")
+        let config = try world.maxAgeConfig(1)
+        #expect(try sync(world, ["--config", config]).status == 0)
+        // As status reads them with the same max_age.
+        func snapshot() throws -> StatusSnapshot {
+            try StatusSnapshot(json: try runCoverd(["status", "--json", "--cache", world.cache, "--config", config]).stdout)
+        }
+        try waitUntil("the covers outdated", timeout: 30) { try snapshot().outdated == 3 }
+        let checked = Dictionary(uniqueKeysWithValues: try snapshot().entries.map { ($0.id, $0.checkedAt ?? "") })
+
+        // When
+        let result = try sync(world, ["--config", config])
+
+        // Then
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try world.server.requests().notModified.values.reduce(0, +) == 3)
+        let after = try snapshot()
+        #expect(after.cached == 3, "\(after.entries)")
+        #expect(after.entries.allSatisfy { ($0.checkedAt ?? "") > checked[$0.id, default: "~"] }, "every one confirmed by this sync")
+    }
 }
