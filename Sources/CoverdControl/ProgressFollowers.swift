@@ -19,9 +19,8 @@ final class ProgressFollowers: Sendable {
         /// "starting" until the daemon is ready, "reloading" during a reload.
         var note: String? = "starting"
         var followers: [ObjectIdentifier: ControlConnection] = [:]
-        var lastSent: ContinuousClock.Instant?
+        var pacing = ProgressPacing()
         var sentLine: String?
-        var armed = false
     }
 
     init(queue: DispatchQueue, interval: Duration) {
@@ -52,10 +51,7 @@ final class ProgressFollowers: Sendable {
         let now = ContinuousClock.now
         let wait: Duration? = state.withLock { state in
             state.summary = summary
-            guard summary.isBusy, let last = state.lastSent, now - last < interval else { return .zero }
-            if state.armed { return nil }
-            state.armed = true
-            return interval - (now - last)
+            return state.pacing.decide(busy: summary.isBusy, now: now, interval: interval)
         }
         switch wait {
         case .zero?: broadcast()
@@ -87,7 +83,7 @@ final class ProgressFollowers: Sendable {
     }
 
     private func timerFired() {
-        state.withLock { $0.armed = false }
+        state.withLock { $0.pacing.armed = false }
         broadcast()
     }
 
@@ -97,7 +93,7 @@ final class ProgressFollowers: Sendable {
             let update = FollowUpdate(summary: state.summary, note: state.note)
             guard update.line != state.sentLine else { return (nil, []) }
             state.sentLine = update.line
-            state.lastSent = now
+            state.pacing.lastSent = now
             return (update, Array(state.followers.values))
         }
         guard let update else { return }

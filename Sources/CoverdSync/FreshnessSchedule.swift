@@ -9,7 +9,7 @@ import Foundation
 /// tenth of `maxAge` later), so covers cached in the same minute do not all
 /// come due in the same minute.
 ///
-/// The due times are a min-heap with lazy deletion, as `RetryHeap`: each
+/// The due times are a `DueHeap` with lazy deletion, as the retries': each
 /// entry carries the token its cover had when it was scheduled, and a popped
 /// entry whose token no longer matches is skipped. `maxAge` zero: never due.
 struct FreshnessSchedule {
@@ -32,7 +32,7 @@ struct FreshnessSchedule {
         var lastModified: UInt16
     }
 
-    private struct Due {
+    private struct Due: DueTimed {
         var due: Date
         var id: AlbumID
         var token: UInt32
@@ -46,7 +46,7 @@ struct FreshnessSchedule {
     /// Covers taken due, asked for, or failing to revalidate, and not confirmed since: the daemon's
     /// count of outdated covers, kept as they change (the exact age test is `isOutdated`).
     private(set) var outdated: Set<AlbumID> = []
-    private var heap: [Due] = []
+    private var heap = DueHeap<Due>()
     private var nextToken: UInt32 = 0
     /// `freshness.max_age`; zero: covers never go out of date.
     private(set) var maxAge: Duration
@@ -127,14 +127,13 @@ struct FreshnessSchedule {
     /// When the next revalidation is due, if any.
     mutating func nextDue() -> Date? {
         dropStale()
-        return heap.first?.due
+        return heap.earliest?.due
     }
 
     /// The next cover due by `now`, taken off the schedule (it is scheduled
     /// again when its revalidation ends); nil when none is.
     mutating func takeDue(now: Date) -> AlbumID? {
-        guard let next = nextDue(), next <= now else { return nil }
-        let top = pop()
+        guard let next = nextDue(), next <= now, let top = heap.pop() else { return nil }
         if var entry = entries[top.id] {
             entry.token = newToken()  // Any other entry of it in the heap is stale now.
             entries[top.id] = entry
@@ -147,7 +146,7 @@ struct FreshnessSchedule {
     mutating func setMaxAge(_ newValue: Duration, unit: () -> Double) {
         guard newValue != maxAge else { return }
         maxAge = newValue
-        heap = []
+        heap = DueHeap()
         for (id, var entry) in entries {
             entry.token = newToken()
             entries[id] = entry
@@ -208,49 +207,15 @@ struct FreshnessSchedule {
         }
     }
 
-    /// The heap anew with one entry per cover that has a due time: the live entries kept, the stale ones dropped.
-    private mutating func rebuildHeap() {
-        let live = heap.filter { entries[$0.id]?.token == $0.token }
-        heap = []
-        heap.reserveCapacity(live.count)
-        for entry in live { pushWithoutRebuild(entry) }
-    }
-
     /// Pops entries of covers forgotten or rescheduled since.
     private mutating func dropStale() {
-        while let top = heap.first, entries[top.id]?.token != top.token { _ = pop() }
+        while let top = heap.earliest, entries[top.id]?.token != top.token { _ = heap.pop() }
     }
 
     private mutating func push(_ entry: Due) {
-        // Stale entries (rescheduled covers) are dropped only as they reach the top: rebuilt when they are most of the heap.
-        if heap.count > 2 * entries.count + 1024 { rebuildHeap() }
-        pushWithoutRebuild(entry)
-    }
-
-    private mutating func pushWithoutRebuild(_ entry: Due) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].due < heap[parent].due else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private mutating func pop() -> Due {
-        heap.swapAt(0, heap.count - 1)
-        let top = heap.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var smallest = parent
-            if left < heap.count && heap[left].due < heap[smallest].due { smallest = left }
-            if right < heap.count && heap[right].due < heap[smallest].due { smallest = right }
-            guard smallest != parent else { break }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-        return top
+        // Stale entries (rescheduled covers) are dropped only as they reach the top: the heap
+        // keeps only live ones when stale ones are most of it.
+        if heap.count > 2 * entries.count + 1024 { heap.retain { entries[$0.id]?.token == $0.token } }
+        heap.push(entry)
     }
 }

@@ -1,22 +1,26 @@
 import Foundation
 import CoverdModel
 
-/// A min-heap of wake-up times for jobs waiting to retry.
-///
-/// Entries are never removed early: each carries the job's token at the time
-/// it was scheduled, and a popped entry whose token no longer matches the job
-/// is simply skipped. That keeps rescheduling O(log n).
-struct RetryHeap {
-    struct Entry {
-        var due: Date
-        var key: JobKey
-        var token: UInt64
-    }
+/// What a `DueHeap` orders: anything with a due time.
+protocol DueTimed {
+    var due: Date { get }
+}
 
+/// A min-heap of due times (retries of waiting jobs, revalidations).
+///
+/// Entries are never removed early: each carries its owner's token at the
+/// time it was scheduled, and a popped entry whose token no longer matches is
+/// simply skipped. That keeps rescheduling O(log n).
+struct DueHeap<Entry: DueTimed> {
     private var entries: [Entry] = []
 
     var isEmpty: Bool { entries.isEmpty }
+    var count: Int { entries.count }
     var earliest: Entry? { entries.first }
+
+    mutating func reserveCapacity(_ count: Int) {
+        entries.reserveCapacity(count)
+    }
 
     mutating func push(_ entry: Entry) {
         entries.append(entry)
@@ -46,4 +50,22 @@ struct RetryHeap {
         }
         return top
     }
+
+    /// The heap anew with only the entries `keep` picks (the live ones).
+    mutating func retain(where keep: (Entry) -> Bool) {
+        let kept = entries.filter(keep)
+        entries = []
+        entries.reserveCapacity(kept.count)
+        for entry in kept { push(entry) }
+    }
 }
+
+/// A job waiting to retry, and its token when it was scheduled.
+struct RetryEntry: DueTimed {
+    var due: Date
+    var key: JobKey
+    var token: UInt64
+}
+
+/// The wake-up times of jobs waiting to retry.
+typealias RetryHeap = DueHeap<RetryEntry>

@@ -375,7 +375,7 @@ struct SyncPlanner {
             entry.nextRetry = due
             tracked.put(entry)
         }
-        retries.push(RetryHeap.Entry(due: due, key: key, token: token))
+        retries.push(RetryEntry(due: due, key: key, token: token))
     }
 
     // MARK: Jobs: one per URL or lookup, however many albums share it
@@ -646,7 +646,7 @@ struct SyncPlanner {
             let token = newToken()
             job.phase = .waiting(until: due, token: token)
             jobs[key] = job
-            retries.push(RetryHeap.Entry(due: due, key: key, token: token))
+            retries.push(RetryEntry(due: due, key: key, token: token))
             // `status` would otherwise show a next try already past while the disk stays full.
             for id in job.waiters.sorted() {
                 guard var entry = tracked[id] else { continue }
@@ -690,7 +690,7 @@ struct SyncPlanner {
         job.phase = .waiting(until: due, token: token)
         job.lastFailure = (attempt.message, attempt.permanent, attempt.httpStatus)
         jobs[key] = job
-        retries.push(RetryHeap.Entry(due: due, key: key, token: token))
+        retries.push(RetryEntry(due: due, key: key, token: token))
         for id in job.waiters.sorted() {
             guard var entry = tracked[id] else { continue }
             resolutions[id] = nil  // What found its last cover, if it had one, is not what it shows now.

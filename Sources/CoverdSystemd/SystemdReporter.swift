@@ -32,9 +32,8 @@ public final class SystemdReporter: Sendable {
         var note: String? = "starting"
         /// How many cached covers the check after the first scan is looking at; nil when none is running.
         var checking: Int?
-        var lastSent: ContinuousClock.Instant?
+        var pacing = ProgressPacing()
         var sentLine: String?
-        var timerArmed = false
         var reportedFailure = false
     }
 
@@ -85,10 +84,7 @@ public final class SystemdReporter: Sendable {
         let now = ContinuousClock.now
         let delay: Duration? = state.withLock { state in
             state.summary = summary
-            guard summary.isBusy, let last = state.lastSent, now - last < interval else { return .zero }
-            if state.timerArmed { return nil }
-            state.timerArmed = true
-            return interval - (now - last)
+            return state.pacing.decide(busy: summary.isBusy, now: now, interval: interval)
         }
         switch delay {
         case .zero?: sendStatus()
@@ -103,7 +99,7 @@ public final class SystemdReporter: Sendable {
     }
 
     private func timerFired() {
-        state.withLock { $0.timerArmed = false }
+        state.withLock { $0.pacing.armed = false }
         sendStatus()
     }
 
@@ -125,7 +121,7 @@ public final class SystemdReporter: Sendable {
     private func send(_ assignments: [(key: String, value: String)]) {
         let failure = notifier.notify(assignments)
         let first = state.withLock { state -> Bool in
-            state.lastSent = ContinuousClock.now
+            state.pacing.lastSent = ContinuousClock.now
             if let status = assignments.first(where: { $0.key == "STATUS" }) { state.sentLine = status.value }
             defer { if failure != nil { state.reportedFailure = true } }
             return failure != nil && !state.reportedFailure
