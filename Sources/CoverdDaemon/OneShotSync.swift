@@ -40,6 +40,10 @@ public final class OneShotSync: Sendable {
         var lastFailureLook: ContinuousClock.Instant?
         var signal: Int32?
         var ended = false
+        /// When this sync started: the revalidations it waits for are those due by then.
+        var startedAt = Date()
+        /// When nothing was pending any more but revalidations still ran; they are waited for up to the patience limit.
+        var revalidationWaitSince: ContinuousClock.Instant?
     }
 
     /// - Parameters:
@@ -59,6 +63,7 @@ public final class OneShotSync: Sendable {
     /// start (`cacheInUse` when a daemon holds the cache: nothing was changed).
     public func run() throws(DaemonError) -> SyncOutcome {
         let began = ContinuousClock.now
+        state.withLock { $0.startedAt = Date() }
         MallocSettings.apply()
         // Signals first: a Ctrl-C during a long first scan still stops cleanly.
         let signals = SignalWatcher()
@@ -118,9 +123,8 @@ public final class OneShotSync: Sendable {
             return state.lastFailureLook.map { now - $0 >= Self.failureLook } ?? true
         }
         guard due else { return }
-        // Outdated covers are revalidated before the end; one that fails is retried later, not waited for.
         if summary.pending == 0 {
-            if coordinator.revalidationsOutstanding { return }
+            if revalidationsToWaitFor(coordinator, now: now) { return }
             return end(signal: nil)
         }
         let report = coordinator.failureReport()
@@ -129,10 +133,24 @@ public final class OneShotSync: Sendable {
             state.givenUp = state.patience.givenUp(report.failures, now: Date())
             return report.summary.pending == 0 || report.summary.pending == state.givenUp.count
         }
-        if done && !coordinator.revalidationsOutstanding {
+        if done && !revalidationsToWaitFor(coordinator, now: now) {
             progress(report.summary)
             end(signal: nil)
         }
+    }
+
+    /// Whether to wait on for revalidations (contract §8): those due when the
+    /// sync started are done before it ends, each tried once (a failure is
+    /// retried later, by the next sync or the daemon), and for no longer than
+    /// `--give-up-after` once nothing else is pending; what is left stays
+    /// outdated, marked, for the next run.
+    private func revalidationsToWaitFor(_ coordinator: CoverCoordinator, now: ContinuousClock.Instant) -> Bool {
+        let (startedAt, since, limit) = state.withLock { state -> (Date, ContinuousClock.Instant, TimeInterval) in
+            if state.revalidationWaitSince == nil { state.revalidationWaitSince = now }
+            return (state.startedAt, state.revalidationWaitSince ?? now, state.patience.limit)
+        }
+        guard coordinator.revalidationsOutstanding(dueBy: startedAt) else { return false }
+        return now - since < .milliseconds(Int64(limit * 1000))
     }
 
     /// Ends the wait in `run`, once: done (`signal` nil), or stopped by a signal.

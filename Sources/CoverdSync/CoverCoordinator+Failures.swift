@@ -10,10 +10,12 @@ extension CoverCoordinator {
         state.withLock { $0.planner.summary }
     }
 
-    /// Whether a revalidation runs or is due now (contract §8): a one-shot sync
-    /// waits for those too, or a cron-only library would never be kept fresh.
-    public var revalidationsOutstanding: Bool {
-        state.withLock { $0.planner.hasRevalidationWork(now: Date()) }
+    /// Whether a revalidation runs, or one was due by `dueBy` (contract §8): a
+    /// one-shot sync waits for those it found due, or a cron-only library would
+    /// never be kept fresh; covers that come due again meanwhile (a failure's
+    /// retry, a short max_age) are the next sync's.
+    public func revalidationsOutstanding(dueBy: Date) -> Bool {
+        state.withLock { $0.planner.hasRevalidationWork(dueBy: dueBy) }
     }
 
     /// The counts and, sorted by id, every album that is failed or pending

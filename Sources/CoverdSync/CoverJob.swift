@@ -27,4 +27,6 @@ struct CoverJob {
     /// validators as they were when the copy was asked for, so a revalidation
     /// landing meanwhile cannot pair its new validators with the old bytes.
     var copiedFreshness: (checkedAt: Date, validators: Validators)?
+    /// The copied cover was outdated, or being revalidated, when the copy was asked for: the copy is asked again once it lands.
+    var copiedOutdated = false
 }

@@ -9,6 +9,8 @@ struct Revalidation {
     var fetchID: FetchID
     var url: CoverURL
     var albums: Set<AlbumID>
+    /// The validators the request sends: a 304 confirms only the covers that have these.
+    var asked = Validators(etag: nil, lastModified: nil)
     /// A new body arrived and is being staged, with the validators it came with.
     var staging = false
     var validators = Validators(etag: nil, lastModified: nil)

@@ -18,9 +18,9 @@ extension SyncPlanner {
         freshness.confirm(id, at: checkedAt, validators: validators, unit: random())
     }
 
-    /// Whether a revalidation runs, or one is due by `now`.
-    mutating func hasRevalidationWork(now: Date) -> Bool {
-        !revalidations.isEmpty || (freshness.nextDue().map { $0 <= now } ?? false)
+    /// Whether a revalidation runs, or one is due by `dueBy`.
+    mutating func hasRevalidationWork(dueBy: Date) -> Bool {
+        !revalidations.isEmpty || (freshness.nextDue().map { $0 <= dueBy } ?? false)
     }
 
     /// When the next revalidation may start, if one is due and a slot is free.
@@ -57,8 +57,11 @@ extension SyncPlanner {
             }
             let albums = Set(tracked.cachedCopies(of: key)).union([id])
             let fetchID = newAttemptID()
-            revalidations[key] = Revalidation(fetchID: fetchID, url: url, albums: albums)
-            effects.append(.revalidate(fetchID, key, url, freshness.validators(id)))
+            let validators = freshness.validators(id)
+            var revalidation = Revalidation(fetchID: fetchID, url: url, albums: albums)
+            revalidation.asked = validators
+            revalidations[key] = revalidation
+            effects.append(.revalidate(fetchID, key, url, validators))
         }
         return effects
     }
@@ -74,6 +77,11 @@ extension SyncPlanner {
             var effects: [SyncEffect] = []
             for id in albums {
                 guard freshness.entry(id) != nil, let entry = tracked[id] else { continue }
+                // A sibling with other validators has other bytes (its rename failed once, say): asked on its own.
+                guard freshness.validators(id) == running.asked else {
+                    freshness.ask(id, now: now)
+                    continue
+                }
                 noteCached(id, checkedAt: now, validators: merged(freshness.validators(id), answer.validators))
                 effects.append(.index(.upsert(row(for: id, now: now))))
                 effects.append(.post(CoverRevalidated(album: entry.album, path: paths.path(for: id), url: running.url, duration: answer.duration)))

@@ -395,6 +395,7 @@ struct SyncPlanner {
             {
                 var job = CoverJob(key: key, waiters: [id], phase: .staging(fetchID), resolution: resolutions[sibling])
                 job.copiedFreshness = freshness.entry(sibling).map { ($0.checkedAt, freshness.validators(sibling)) }
+                job.copiedOutdated = freshness.outdated.contains(sibling) || revalidations[key] != nil
                 jobs[key] = job
                 effects.append(.stage(StageRequest(fetchID: fetchID, job: key, url: url, source: .cachedCover(sibling), albums: [id])))
                 return
@@ -574,6 +575,7 @@ struct SyncPlanner {
             // A copy of another album's cover shares its validators and age; a download starts both anew.
             let copied = staged.copiedFrom != nil ? job.copiedFreshness : nil
             noteCached(id, checkedAt: copied?.checkedAt ?? now, validators: copied?.validators ?? staged.validators)
+            if staged.copiedFrom != nil && job.copiedOutdated { freshness.ask(id, now: now) }
             let found = resolutions[id]
             effects.append(.index(.upsert(row(for: id, now: now))))
             if let url = key.url ?? found?.url {

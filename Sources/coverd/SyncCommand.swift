@@ -18,7 +18,10 @@ struct SyncCommand: ParsableCommand {
             a summary line, all on standard output; log lines (warnings and worse unless --log-level) on standard error. \
             An album still failing transiently (a connection error, a timeout, a 5xx) after --give-up-after seconds, or \
             whose next try comes later than that, is given up: listed, left pending for the daemon or the next sync. \
-            Albums that failed in an earlier run are tried again when due, as the daemon would. Refused (exit 1) while a \
+            Albums that failed in an earlier run are tried again when due, as the daemon would. Covers outdated when it \
+            starts (freshness.max_age) are revalidated before it ends, each once, for at most --give-up-after seconds \
+            once nothing else is pending; a failed revalidation keeps the cover and does not change the exit status. \
+            Refused (exit 1) while a \
             daemon or another sync holds the cache. SIGINT, SIGTERM or SIGHUP stop it cleanly: exit 130, 143 or 129.
             """)
 

@@ -71,6 +71,24 @@ struct RevalidationFetchTests {
     }
 }
 
+extension RevalidationFetchTests {
+    @Test("Given a revalidation with no validators to send, when the server answers 304 anyway, then it is a failure, not a confirmation")
+    func notModifiedWithoutValidatorsIsAFailure() throws {
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        let fetcher = try CurlFetcher(settings: FetchSettings())
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+
+        fetcher.fetch(FetchID(1), url: try CoverURL(validating: server.url("fault/status/304")), purpose: .revalidation(Validators(etag: nil, lastModified: nil)),
+                      completion: outcomes.completion(FetchID(1), consumedBy: fetcher))
+
+        try waitUntil("the outcome") { outcomes[FetchID(1)] != nil }
+        guard case .failure(let failure)? = outcomes[FetchID(1)] else { Issue.record("\(String(describing: outcomes[FetchID(1)]))"); return }
+        #expect(failure.httpStatus == 304)
+    }
+}
+
 @Suite("HTTP header lines: validators")
 struct ValidatorHeaderTests {
     func parse(_ line: String) -> HTTPHeaderLine {

@@ -327,6 +327,56 @@ struct FreshnessTests {
         #expect(effects.revalidations.isEmpty)
         #expect(planner.nextWakeUp() == later.addingTimeInterval(1))
     }
+
+    @Test("Given two albums on one URL whose covers differ (one kept the old bytes when its rename failed), when a 304 answers the other's validators, then only that one is confirmed, and the other is asked on its own")
+    mutating func notModifiedConfirmsOnlyMatchingValidators() throws {
+        let x = try album("x"), y = try album("y")
+        try cache(x, at: now)
+        let copy = try #require(steps.update([y], on: &planner, now: now).stages.first)
+        var copied = staged(copy, validators: Validators(etag: nil, lastModified: nil))
+        copied.copiedFrom = x.id
+        _ = steps.staged(copy.fetchID, job: copy.job, result: .success(copied), on: &planner, now: now)
+        let due = now.addingTimeInterval(day * 2)
+        let first = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+        var body = FetchedBody(bytes: [7], httpStatus: 200, effectiveURL: "", duration: .zero)
+        body.validators = Validators(etag: "\"v2\"", lastModified: nil)
+        let request = try #require(planner.revalidationFinished(first.0, job: first.1, outcome: .success(body), now: due).stages.first)
+        let newBody = staged(request, validators: body.validators)
+        _ = planner.committed(request.fetchID, job: request.job, staged: newBody, renamed: [
+            x.id: .success(FileStamp(bytes: 100, mtime: 9)), y.id: .failure(SystemError("rename", path: "/y", code: ENOSPC)),
+        ], now: due)
+        #expect(planner.freshness.validators(y.id).etag == "\"v1\"" && planner.freshness.validators(x.id).etag == "\"v2\"")
+
+        // When: x is refreshed, asked with v2, and the server answers 304
+        let (_, refreshed) = steps.refresh(RefreshRequest(ids: [x.id], all: false, mark: .revalidate), on: &planner, now: due)
+        let second = try #require(refreshed.revalidations.first)
+        #expect(second.3.etag == "\"v2\"")
+        let answer = NotModified(effectiveURL: "", duration: .zero, validators: Validators(etag: "\"v2\"", lastModified: nil))
+        let effects = planner.revalidationFinished(second.0, job: second.1, outcome: .notModified(answer), now: due)
+
+        // Then
+        #expect(effects.posted(CoverRevalidated.self).map(\.album.id) == [x.id])
+        #expect(planner.freshness.validators(y.id).etag == "\"v1\"", "y's old bytes keep their own validators")
+        #expect(planner.freshness.outdated.contains(y.id))
+    }
+
+    @Test("Given a cover being revalidated, when a new album on its URL is copied from it, then the copy is asked again once it lands")
+    mutating func copyOfAnOutdatedCoverIsAskedAgain() throws {
+        let x = try album("x"), y = try album("y")
+        try cache(x, at: now)
+        let due = now.addingTimeInterval(day * 2)
+        _ = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+
+        // When
+        let copy = try #require(steps.update([y], on: &planner, now: due).stages.first)
+        var copied = staged(copy, validators: Validators(etag: nil, lastModified: nil))
+        copied.copiedFrom = x.id
+        let effects = steps.staged(copy.fetchID, job: copy.job, result: .success(copied), on: &planner, now: due)
+
+        // Then
+        #expect(planner.freshness.outdated.contains(y.id))
+        #expect(effects.rows.first { $0.id == y.id }?.refresh == .revalidate)
+    }
 }
 
 @Suite("Freshness schedule")

@@ -279,9 +279,32 @@ struct SyncCommandEndToEndTests {
 
         // Then
         #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
-        #expect(try world.server.requests().notModified.values.reduce(0, +) == 3)
+        #expect(try world.server.requests().notModified.values.reduce(0, +) >= 3)
         let after = try snapshot()
         #expect(after.cached == 3, "\(after.entries)")
         #expect(after.entries.allSatisfy { ($0.checkedAt ?? "") > checked[$0.id, default: "~"] }, "every one confirmed by this sync")
+    }
+
+    @Test("Given outdated covers on a slow server and a max_age shorter than the pass, when sync runs, then it revalidates each once and ends, not chasing covers due again")
+    func syncEndsWhenMaxAgeIsShorterThanThePass() throws {
+        let world = try World()
+        for index in 0..<8 { try world.cover("s\(index).png", seed: 110 + index) }
+        // Each answer takes 0.7 s: two rounds of four revalidations outlast max_age.
+        try world.record("slow.json", "[" + (0..<8).map { world.album("S\($0)", world.server.url("s\($0).png?delay_ms=700")) }.joined(separator: ",") + "]")
+        let config = try world.maxAgeConfig(1)
+        #expect(try sync(world, ["--config", config]).status == 0)
+        func snapshot() throws -> StatusSnapshot {
+            try StatusSnapshot(json: try runCoverd(["status", "--json", "--cache", world.cache, "--config", config]).stdout)
+        }
+        try waitUntil("the covers outdated", timeout: 30) { try snapshot().outdated == 8 }
+        try world.server.resetCounts()
+
+        // When
+        let result = try sync(world, ["--config", config], timeout: 60)
+
+        // Then
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let asked = try world.server.requests().conditional.values.reduce(0, +)
+        #expect(asked >= 8 && asked < 16, "each once, give or take one that came due again in flight: \(asked)")
     }
 }
