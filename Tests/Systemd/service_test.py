@@ -220,7 +220,7 @@ try:
     snapshot = json.loads(status.stdout) if status.returncode == 0 else {"summary": {}, "albums": []}
     ids = [album["id"] for album in snapshot["albums"] if album["state"] == "cached"]
     check("Given the service's cache, when coverd status runs from the shell, then it agrees",
-          snapshot["summary"] == {"albums": 6, "cached": 5, "pending": 0, "failed": 1}
+          snapshot["summary"] == {"albums": 6, "cached": 5, "pending": 0, "failed": 1, "outdated": 0}
           and all(album["path"] and os.path.isfile(album["path"]) for album in snapshot["albums"] if album["state"] == "cached"),
           status.stdout + status.stderr)
     human = coverd("status")
