@@ -70,14 +70,21 @@ struct CoverFileSteps<Files: CoverFiles> {
         case .success(let covers): staged = covers
         }
         var renamed: [AlbumID: Result<FileStamp, SystemError>] = [:]
+        var unchanged: Set<AlbumID> = []
+        let revalidation = planner.isRevalidation(fetchID, job: key)
         for (id, temporary) in planner.temporariesToCommit(fetchID, job: key, staged: staged).sorted(by: { $0.key < $1.key }) {
+            // A server without validators sends the same cover again: the file is left alone, as after a 304.
+            if revalidation, files.holdsSameBytes(temporary, as: id) {
+                unchanged.insert(id)
+                continue
+            }
             do throws(SystemError) {
                 renamed[id] = .success(try files.commit(temporary, as: id))
             } catch {
                 renamed[id] = .failure(error)
             }
         }
-        return files.carryOut(planner.committed(fetchID, job: key, staged: staged, renamed: renamed, now: now))
+        return files.carryOut(planner.committed(fetchID, job: key, staged: staged, renamed: renamed, unchanged: unchanged, now: now))
     }
 
     /// `staged` for a URL's job.

@@ -46,6 +46,8 @@ protocol CoverFiles {
     /// `<id>.png`'s size and modification time; nil when it is not a regular file.
     func stamp(_ id: AlbumID) -> FileStamp?
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp
+    /// Whether `temporary` holds the very bytes of `<id>.png` (a revalidation's body that did not change).
+    func holdsSameBytes(_ temporary: TemporaryCover, as id: AlbumID) -> Bool
     func discard(_ temporary: TemporaryCover)
     func remove(_ id: AlbumID)
     /// Moves `<id>.png` into `removed/` (deleting it where it cannot be moved); false when it was not kept.

@@ -47,6 +47,16 @@ struct DiskCoverFiles: CoverFiles, Sendable {
         }
     }
 
+    /// Sizes first: a changed cover is nearly always another size, and costs no read.
+    func holdsSameBytes(_ temporary: TemporaryCover, as id: AlbumID) -> Bool {
+        guard let current = store.stamp(for: id), current.bytes == temporary.bytes else { return false }
+        do {
+            return try readRegularFile(temporary.path, limit: temporary.bytes + 1) == store.read(id, limit: current.bytes + 1)
+        } catch {
+            return false  // Unreadable either way: the rename replaces the file, as it would have.
+        }
+    }
+
     func commit(_ temporary: TemporaryCover, as id: AlbumID) throws(SystemError) -> FileStamp {
         let stamp = try store.commit(temporary, as: id)
         directorySync.request()

@@ -119,15 +119,24 @@ extension SyncPlanner {
         return staged.temporaries.filter { wanted.contains($0.key) }
     }
 
-    /// The new body is in place for the albums renamed; one whose rename failed keeps its old file and tries again later.
+    /// The new body is in place for the albums renamed; one whose rename
+    /// failed keeps its old file and tries again later; one whose file already
+    /// held these bytes (`unchanged`) is confirmed as by a 304, its file untouched.
     mutating func revalidationCommitted(
-        _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
+        _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>],
+        unchanged: Set<AlbumID> = [], now: Date
     ) -> [SyncEffect] {
         var effects: [SyncEffect] = []
         for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
             effects.append(.discard(temporary))
         }
         guard let running = revalidations.removeValue(forKey: key), running.fetchID == fetchID else { return effects }
+        for id in unchanged.sorted() {
+            guard let entry = tracked[id] else { continue }
+            noteCached(id, checkedAt: now, validators: running.validators)
+            effects.append(.index(.upsert(row(for: id, now: now))))
+            effects.append(.post(CoverRevalidated(album: entry.album, path: paths.path(for: id), url: running.url, duration: staged.duration)))
+        }
         var unstored: [AlbumID] = []
         var failure: SystemError?
         for (id, outcome) in renamed.sorted(by: { $0.key < $1.key }) {

@@ -542,9 +542,12 @@ struct SyncPlanner {
     /// are cached; staged files nobody took are discarded; waiters that got
     /// no file go round again.
     mutating func committed(
-        _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>], now: Date
+        _ fetchID: FetchID, job key: JobKey, staged: StagedCovers, renamed: [AlbumID: Result<FileStamp, SystemError>],
+        unchanged: Set<AlbumID> = [], now: Date
     ) -> [SyncEffect] {
-        if isRevalidation(fetchID, job: key) { return revalidationCommitted(fetchID, job: key, staged: staged, renamed: renamed, now: now) }
+        if isRevalidation(fetchID, job: key) {
+            return revalidationCommitted(fetchID, job: key, staged: staged, renamed: renamed, unchanged: unchanged, now: now)
+        }
         var effects: [SyncEffect] = []
         for (id, temporary) in staged.temporaries.sorted(by: { $0.key < $1.key }) where renamed[id] == nil {
             effects.append(.discard(temporary))

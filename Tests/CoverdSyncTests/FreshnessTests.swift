@@ -377,6 +377,29 @@ struct FreshnessTests {
         #expect(planner.freshness.outdated.contains(y.id))
         #expect(effects.rows.first { $0.id == y.id }?.refresh == .revalidate)
     }
+
+    @Test("Given a revalidation whose server sends the same cover again (no validators to answer 304 with), when it is staged, then the file is left alone and the cover confirmed")
+    mutating func sameBytesAreNotRewritten() throws {
+        let x = try album("x")
+        try cache(x, at: now, validators: Validators(etag: nil, lastModified: nil))
+        let before = files.files[x.id]
+        let due = now.addingTimeInterval(day * 2)
+        let revalidation = try #require(steps.timerFired(on: &planner, now: due).revalidations.first)
+        let body = FetchedBody(bytes: [1, 2, 3], httpStatus: 200, effectiveURL: "", duration: .zero)
+        let request = try #require(planner.revalidationFinished(revalidation.0, job: revalidation.1, outcome: .success(body), now: due).stages.first)
+        let same = staged(request, validators: Validators(etag: nil, lastModified: nil), mtime: 42)
+        files.sameBytes = Set(same.temporaries.values.map(\.path))
+
+        // When
+        let effects = steps.staged(request.fetchID, job: request.job, result: .success(same), on: &planner, now: due)
+
+        // Then
+        #expect(files.files[x.id] == before, "not renamed over")
+        #expect(files.discarded == same.temporaries.values.map(\.path))
+        #expect(effects.posted(CoverRevalidated.self).map(\.album.id) == [x.id])
+        #expect(effects.posted(CoverCached.self).isEmpty)
+        #expect(effects.rows.first?.checkedAt == due && planner.summary.outdated == 0)
+    }
 }
 
 @Suite("Freshness schedule")

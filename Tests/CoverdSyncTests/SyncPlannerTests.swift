@@ -35,6 +35,9 @@ final class FakeCoverFiles: CoverFiles {
     }
 
     func discard(_ temporary: TemporaryCover) { discarded.append(temporary.path) }
+    /// Temporaries whose bytes are those of the album's file already.
+    var sameBytes: Set<String> = []
+    func holdsSameBytes(_ temporary: TemporaryCover, as id: AlbumID) -> Bool { sameBytes.contains(temporary.path) }
     func remove(_ id: AlbumID) { removed.append(id); files[id] = nil }
     /// Covers moved aside for albums that left the records.
     var keptFiles: [AlbumID: FileStamp] = [:]

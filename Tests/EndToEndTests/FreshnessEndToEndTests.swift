@@ -166,4 +166,26 @@ struct FreshnessEndToEndTests {
         #expect(found.mbid == release || found.releaseGroupMBID != nil, "\(found)")
         #expect(try daemon.stop() == 0)
     }
+
+    @Test("Given a looked-up cover whose image host sends no validators, when it is revalidated and the same image comes back, then the file is not rewritten")
+    func sameImageWithoutValidatorsIsNotRewritten() throws {
+        let release = mbid(81, 1)
+        let world = try LookupWorld(
+            ["releases": [["id": release, "title": "Blue Train", "artist_credit": "John Coltrane", "image": ["generate": [64, 64]]]]],
+            settings: "[freshness]\nmax_age = 1\n")
+        try world.record("b.json", [["title": "Blue Train", "artist": "John Coltrane", "mbid": release, "id": "train"]])
+        let daemon = try world.startDaemon()
+        try daemon.waitForStatus("cached") { $0.album("train")?.state == "cached" }
+        let before = try #require(inodeAndMTime(world.coverPath("train")))
+        let images = try world.services.requests().byOrigin["images"] ?? 0
+
+        // When
+        try waitUntil("two revalidations at the image host", timeout: 30) { (try world.services.requests().byOrigin["images"] ?? 0) >= images + 2 }
+
+        // Then
+        #expect(inodeAndMTime(world.coverPath("train")) == before, "the same bytes: not renamed over")
+        #expect(daemon.log.contains("revalidated=not_modified"))
+        #expect(!daemon.log.contains("revalidated=updated"))
+        #expect(try daemon.stop() == 0)
+    }
 }
