@@ -44,6 +44,11 @@ public final class ControlClient: Sendable {
             }
             switch code {
             case 0:
+                // Only our own daemon (or root's) is believed: a socket another user planted where we look could fake answers.
+                guard let peer = socket.peer(), peer.uid == getuid() || peer.uid == 0 else {
+                    failure = failure ?? .refused(path: candidate.path, message: "it is served by another user's process, not by our own coverd")
+                    continue
+                }
                 return ControlClient(socketPath: candidate, socket: socket)
             case ENOENT, ECONNREFUSED, ENOTDIR:
                 tried.append(candidate.path)

@@ -122,7 +122,7 @@ extension StatusCommand {
             switch response {
             case .progress(let update)?:
                 // What the socket says is not trusted with the terminal: control bytes are shown, not obeyed.
-                let text = (json ? update.json : update.line).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : String($0) }.joined()
+                let text = (json ? update.json : update.line).unicodeScalars.map { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) ? "?" : String($0) }.joined()
                 try writeStandardOutput(Array((text + "\n").utf8))
             case .error(let message)?:
                 printError("coverd: the daemon at \(client.socketPath.path) refused: \(message)")

@@ -231,4 +231,37 @@ struct ControlServerTests {
             try ControlClient.connect(to: [fixture.path], cache: "c", timeout: .seconds(1))
         }
     }
+
+    @Test("Given a socket where the client looks, served by another user's process, when the client connects, then it refuses to believe it")
+    func foreignServerIsNotBelieved() throws {
+        let directory = TestDirectory()
+        #expect(chmod(directory.path, 0o777) == 0)
+        let path = directory.file("planted.sock")
+        let script = """
+            import socket, sys, time
+            server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            server.bind(sys.argv[1])
+            server.listen(1)
+            print("listening", flush=True)
+            connection, _ = server.accept()
+            connection.sendall(b'{"refreshed": 1}\\n')
+            time.sleep(5)
+            """
+        let planted = Process()
+        planted.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        planted.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c", script, path]
+        let output = Pipe()
+        planted.standardOutput = output
+        try planted.run()
+        defer { planted.terminate() }
+        _ = output.fileHandleForReading.readData(ofLength: 10)  // "listening"
+
+        // When / Then
+        #expect {
+            try ControlClient.connect(to: [ControlSocketPath(directory: directory.path, name: "planted.sock", isCacheFallback: false)], cache: "c", timeout: .seconds(2))
+        } throws: { error in
+            guard case .refused(_, let message)? = error as? ControlError else { return false }
+            return message.contains("another user")
+        }
+    }
 }
