@@ -100,7 +100,8 @@ public struct SyncProgressRenderer: Sendable {
         let filled = min(Self.barWidth, Int((fraction * Double(Self.barWidth)).rounded(.down)))
         let bar = "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: Self.barWidth - filled) + "]"
         let rate = coversRate.map(Self.rate) ?? "--"
-        return "\(bar) \(done)/\(summary.albums) albums  \(rate) covers/s  \(left)"
+        let revalidating = summary.revalidating > 0 ? "  revalidating \(summary.revalidating) of \(summary.outdated) outdated" : ""
+        return "\(bar) \(done)/\(summary.albums) albums  \(rate) covers/s  \(left)\(revalidating)"
     }
 
     /// `120/456 albums done (118 cached, 2 failed), 336 pending, 38.2 covers/s, 0:09 left`
@@ -109,6 +110,7 @@ public struct SyncProgressRenderer: Sendable {
         var line = "\(done)/\(summary.albums) albums done (\(summary.cached) cached, \(summary.failed) failed), \(summary.pending) pending"
         if let covers = rate(\.cached) { line += ", \(Self.rate(covers)) covers/s" }
         if summary.pending > 0, let left = estimate(summary) { line += ", \(Self.clock(left)) left" }
+        if summary.outdated > 0 { line += ", \(summary.outdated) outdated (\(summary.revalidating) being revalidated)" }
         return line
     }
 

@@ -151,4 +151,15 @@ struct SyncProgressRendererTests {
         #expect(SyncProgressRenderer.clock(754) == "12:34")
         #expect(SyncProgressRenderer.clock(3723) == "1:02:03")
     }
+
+    @Test("Given nothing pending but outdated covers being revalidated, when rendered, then the line and the bar say how many")
+    func revalidationsAreShown() {
+        let renderer = SyncProgressRenderer(style: .lines)
+        var waiting = summary(albums: 10, cached: 10)
+        waiting.outdated = 5
+        waiting.revalidating = 2
+        #expect(renderer.plainLine(waiting).hasSuffix(", 5 outdated (2 being revalidated)"), "\(renderer.plainLine(waiting))")
+        #expect(renderer.barLine(waiting, coversRate: nil, left: "0:00 left").hasSuffix("revalidating 2 of 5 outdated"))
+        #expect(!renderer.plainLine(summary(albums: 10, cached: 10)).contains("outdated"))
+    }
 }
