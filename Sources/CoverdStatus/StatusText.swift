@@ -32,14 +32,7 @@ public struct StatusText: Sendable {
         out += "\"pending\": \(summary.pending), \"failed\": \(summary.failed), \"outdated\": \(summary.outdated)},\n \"albums\": [".utf8
         for (offset, row) in rows.enumerated() {
             out += (offset == 0 ? "\n  " : ",\n  ").utf8
-            out += "{\"id\": ".utf8
-            JSONText.append(row.id.rawValue, to: &out)
-            out += ", \"title\": ".utf8
-            JSONText.append(row.title, to: &out)
-            out += ", \"artist\": ".utf8
-            JSONText.append(row.artist, to: &out)
-            out += ", \"cover_url\": ".utf8
-            JSONText.append(row.coverURL, to: &out)
+            StatusText.appendAlbum(row, to: &out)
             out += ", \"state\": ".utf8
             JSONText.append(row.state.rawValue, to: &out)
             out += ", \"path\": ".utf8
@@ -114,14 +107,7 @@ public struct StatusText: Sendable {
         for (offset, row) in report.removed.enumerated() {
             let removedAt = row.removedAt ?? Date()
             out += (offset == 0 ? "\n  " : ",\n  ").utf8
-            out += "{\"id\": ".utf8
-            JSONText.append(row.id.rawValue, to: &out)
-            out += ", \"title\": ".utf8
-            JSONText.append(row.title, to: &out)
-            out += ", \"artist\": ".utf8
-            JSONText.append(row.artist, to: &out)
-            out += ", \"cover_url\": ".utf8
-            JSONText.append(row.coverURL, to: &out)
+            StatusText.appendAlbum(row, to: &out)
             out += ", \"record\": ".utf8
             JSONText.append(row.record, to: &out)
             out += ", \"path\": ".utf8
@@ -134,6 +120,18 @@ public struct StatusText: Sendable {
         }
         out += (report.removed.isEmpty ? "]}\n" : "\n ]}\n").utf8
         return out
+    }
+
+    /// An album object's opening members, the same in both JSON forms: `{"id", "title", "artist", "cover_url"`.
+    static func appendAlbum(_ row: IndexRow, to out: inout [UInt8]) {
+        out += "{\"id\": ".utf8
+        JSONText.append(row.id.rawValue, to: &out)
+        out += ", \"title\": ".utf8
+        JSONText.append(row.title, to: &out)
+        out += ", \"artist\": ".utf8
+        JSONText.append(row.artist, to: &out)
+        out += ", \"cover_url\": ".utf8
+        JSONText.append(row.coverURL, to: &out)
     }
 
     /// `2026-11-27T14:05:06Z`, made with `gmtime_r`: a formatter per row was most of a large `status --json`.
