@@ -97,7 +97,7 @@ public struct CoverImagePipeline: Sendable {
         if let sourceURL { text.append((CoverImagePipeline.sourceURLKeyword, sourceURL)) }
         text.append((CoverImagePipeline.sourceFormatKeyword, kind.rawValue))
         let png = try PNGEncoder(compressionLevel: output.compressionLevel).encode(image, text: text)
-        let colorType = Int(PNGEncoder.colorType(channels: image.channels))
+        let colorType = PNGEncoder.colorType(channels: image.channels)
         let info = PNGInfo(width: image.width, height: image.height, bitDepth: 8, colorType: colorType, interlaced: false)
         return CoverPNG(png: png, info: info, sourceKind: kind)
     }

@@ -53,8 +53,12 @@ struct JPEGDecoder {
         try jpeg.check(coverd_jpeg_start(jpeg.state, UInt32(eighths), 8, output))
         let started = jpeg.state.pointee.info
         let width = Int(started.output_width), height = Int(started.output_height), channels = Int(started.output_components)
-        var pixels = [UInt8](repeating: 0, count: width * height * channels)
-        let code = pixels.withUnsafeMutableBufferPointer { coverd_jpeg_read_all(jpeg.state, $0.baseAddress, width * channels) }
+        // libjpeg writes every byte (or fails, and the buffer is dropped): no zeroing pass first.
+        var code: Int32 = 0
+        var pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
+            code = coverd_jpeg_read_all(jpeg.state, buffer.baseAddress, width * channels)
+            initialized = buffer.count
+        }
         try jpeg.check(code)
         let image: PixelImage
         if output == JCS_CMYK {

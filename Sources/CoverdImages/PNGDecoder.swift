@@ -1,7 +1,4 @@
 import CPNG
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Decodes an already validated PNG to 8-bit pixels with libpng's simplified
 /// API (palette, 16-bit and tRNS handled by libpng), for covers that must be
@@ -55,53 +52,5 @@ private final class PNGImageHandle {
         png_image_free(image)
         image.deinitialize(count: 1)
         image.deallocate()
-    }
-}
-
-/// Encodes pixels as an 8-bit PNG with libpng: gray, RGB or RGBA as the
-/// pixels are, at the configured zlib level, with no metadata but `tEXt`
-/// chunks for what the caller names (the source URL and format).
-struct PNGEncoder {
-    var compressionLevel: Int
-
-    /// The PNG colour type `encode` writes for pixels of `channels` channels.
-    static func colorType(channels: Int) -> Int32 {
-        switch channels {
-        case 1: PNG_COLOR_TYPE_GRAY
-        case 3: PNG_COLOR_TYPE_RGB
-        default: PNG_COLOR_TYPE_RGB_ALPHA
-        }
-    }
-
-    func encode(_ image: PixelImage, text: [(key: String, value: String)]) throws(CoverImageError) -> [UInt8] {
-        let colorType = PNGEncoder.colorType(channels: image.channels)
-        // tEXt holds Latin-1 without NUL; keywords are 1–79 printable characters.
-        let keys = text.map { PNGEncoder.latin1($0.key.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }.prefix(79)) }
-        let values = text.map { PNGEncoder.latin1($0.value.unicodeScalars) }
-        defer { (keys + values).forEach { $0.deallocate() } }
-        var output = coverd_png_output()
-        defer { free(output.data) }
-        let code = image.pixels.withUnsafeBufferPointer { pixels in
-            keys.map { UnsafePointer($0) }.withUnsafeBufferPointer { keyPointers in
-                values.map { UnsafePointer($0) }.withUnsafeBufferPointer { valuePointers in
-                    coverd_png_encode(
-                        pixels.baseAddress, UInt32(image.width), UInt32(image.height), colorType, image.width * image.channels,
-                        Int32(compressionLevel), keyPointers.baseAddress, valuePointers.baseAddress, Int32(text.count), &output)
-                }
-            }
-        }
-        guard code == 0, let data = output.data else {
-            let message = withUnsafeBytes(of: output.message) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
-            throw .encodeFailed(message.isEmpty ? "libpng failed" : message)
-        }
-        return Array(UnsafeBufferPointer(start: data, count: output.size))
-    }
-
-    /// A NUL-terminated Latin-1 copy; characters outside Latin-1 (and NUL) become "?".
-    private static func latin1(_ scalars: some Sequence<Unicode.Scalar>) -> UnsafeMutablePointer<CChar> {
-        let bytes = scalars.map { $0.value <= 0xFF && $0.value != 0 ? CChar(bitPattern: UInt8($0.value)) : CChar(UInt8(ascii: "?")) } + [0]
-        let copy = UnsafeMutablePointer<CChar>.allocate(capacity: bytes.count)
-        copy.initialize(from: bytes, count: bytes.count)
-        return copy
     }
 }
