@@ -89,13 +89,21 @@ static inline int coverd_jpeg_start(coverd_jpeg *self, unsigned int scale_num, u
     return 0;
 }
 
-// Reads every output row into buffer (rows of `stride` bytes), then finishes. 0, or -1 with message.
-static inline int coverd_jpeg_read_all(coverd_jpeg *self, unsigned char *buffer, size_t stride) {
+// Reads up to max_rows more output rows into buffer (rows of `stride` bytes,
+// row n at buffer + n * stride), so the caller can stop between calls. 0, or -1 with message.
+static inline int coverd_jpeg_read_rows(coverd_jpeg *self, unsigned char *buffer, size_t stride, unsigned int max_rows) {
     if (setjmp(self->jump)) return -1;
-    while (self->info.output_scanline < self->info.output_height) {
+    unsigned int end = self->info.output_scanline + max_rows;
+    while (self->info.output_scanline < self->info.output_height && self->info.output_scanline < end) {
         JSAMPROW row = buffer + (size_t)self->info.output_scanline * stride;
         jpeg_read_scanlines(&self->info, &row, 1);
     }
+    return 0;
+}
+
+// After every row: checks the rest of the file. 0, or -1 with message.
+static inline int coverd_jpeg_finish(coverd_jpeg *self) {
+    if (setjmp(self->jump)) return -1;
     jpeg_finish_decompress(&self->info);
     return 0;
 }

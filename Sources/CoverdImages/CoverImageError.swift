@@ -11,6 +11,8 @@ public enum CoverImageError: Error, Sendable, Equatable, CustomStringConvertible
     case encodeFailed(String)
     /// pixman could not scale the pixels down (`images.max_dimension`).
     case scaleFailed(String)
+    /// Given up because coverd is stopping (`ConversionCancellation`): nothing is wrong with the bytes.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -27,6 +29,7 @@ public enum CoverImageError: Error, Sendable, Equatable, CustomStringConvertible
         case .tooLarge(let width, let height, let reason): return "image is too large (\(width)×\(height); \(reason))"
         case .encodeFailed(let reason): return "cannot encode the PNG: \(reason)"
         case .scaleFailed(let reason): return "cannot scale the image down: \(reason)"
+        case .cancelled: return "conversion cancelled: coverd is stopping"
         }
     }
 }

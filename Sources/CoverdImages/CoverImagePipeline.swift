@@ -2,7 +2,7 @@
 public struct ImageOutput: Sendable, Equatable {
     /// Covers larger than this per side are scaled down, aspect kept; nil: never.
     public var maxDimension: Int?
-    /// zlib level for the PNGs coverd encodes (0–9).
+    /// Compression level of the PNGs coverd encodes (0–9, zlib's scale; see `PNGEncoder`).
     public var compressionLevel = 6
 
     public init(maxDimension: Int? = nil, compressionLevel: Int = 6) {
@@ -53,8 +53,11 @@ public struct CoverImagePipeline: Sendable {
         }
     }
 
-    /// `sourceURL` is recorded in a converted cover's `tEXt` chunk.
-    public func makePNG(from body: [UInt8], sourceURL: String? = nil) throws(CoverImageError) -> CoverPNG {
+    /// `sourceURL` is recorded in a converted cover's `tEXt` chunk. Once
+    /// `cancellation` is cancelled, a decode or encode under way throws `.cancelled`.
+    public func makePNG(
+        from body: [UInt8], sourceURL: String? = nil, cancellation: ConversionCancellation? = nil
+    ) throws(CoverImageError) -> CoverPNG {
         let kind = ImageKind(sniffing: body)
         let decoded: DecodedImage
         switch kind {
@@ -70,7 +73,7 @@ public struct CoverImagePipeline: Sendable {
             }
             decoded = DecodedImage(image: try PNGDecoder().decode(body))
         case .jpeg:
-            decoded = try JPEGDecoder(limits: limits).decode(body, maxDimension: output.maxDimension)
+            decoded = try JPEGDecoder(limits: limits, cancellation: cancellation).decode(body, maxDimension: output.maxDimension)
         case .webp:
             decoded = DecodedImage(image: try WebPDecoder(limits: limits).decode(body))
         case .gif:
@@ -80,11 +83,14 @@ public struct CoverImagePipeline: Sendable {
         default:
             throw .notAnImage(kind)
         }
-        return try encode(decoded, from: kind, sourceURL: sourceURL)
+        try cancellation?.check()
+        return try encode(decoded, from: kind, sourceURL: sourceURL, cancellation: cancellation)
     }
 
     /// Scales (in stored orientation, on as few pixels as possible), orients, and encodes.
-    private func encode(_ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?) throws(CoverImageError) -> CoverPNG {
+    private func encode(
+        _ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?, cancellation: ConversionCancellation?
+    ) throws(CoverImageError) -> CoverPNG {
         var image = decoded.image
         if let maxDimension = output.maxDimension {
             let shown = ImageResampler.fitting(width: decoded.shownWidth, height: decoded.shownHeight, maxDimension: maxDimension)
@@ -96,7 +102,7 @@ public struct CoverImagePipeline: Sendable {
         var text: [(key: String, value: String)] = []
         if let sourceURL { text.append((CoverImagePipeline.sourceURLKeyword, sourceURL)) }
         text.append((CoverImagePipeline.sourceFormatKeyword, kind.rawValue))
-        let png = try PNGEncoder(compressionLevel: output.compressionLevel).encode(image, text: text)
+        let png = try PNGEncoder(compressionLevel: output.compressionLevel, cancellation: cancellation).encode(image, text: text)
         let colorType = PNGEncoder.colorType(channels: image.channels)
         let info = PNGInfo(width: image.width, height: image.height, bitDepth: 8, colorType: colorType, interlaced: false)
         return CoverPNG(png: png, info: info, sourceKind: kind)

@@ -12,6 +12,10 @@ struct JPEGDecoder {
     /// Progressive scans allowed: real files have about ten (cjpeg writes at
     /// most 100); thousands of tiny scans are a decode-time bomb.
     var maxScans = 200
+    /// Looked at between batches of rows.
+    var cancellation: ConversionCancellation?
+    /// Rows read between looks at `cancellation`.
+    private static let rowsPerLook: UInt32 = 32
 
     /// `maxDimension`: the caller will scale the result to fit this per side, so
     /// libjpeg may decode at a smaller scale. The image comes back as stored
@@ -54,12 +58,21 @@ struct JPEGDecoder {
         let started = jpeg.state.pointee.info
         let width = Int(started.output_width), height = Int(started.output_height), channels = Int(started.output_components)
         // libjpeg writes every byte (or fails, and the buffer is dropped): no zeroing pass first.
-        var code: Int32 = 0
+        var failure: CoverImageError?
         var pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
-            code = coverd_jpeg_read_all(jpeg.state, buffer.baseAddress, width * channels)
             initialized = buffer.count
+            while jpeg.state.pointee.info.output_scanline < started.output_height {
+                do throws(CoverImageError) {
+                    try cancellation?.check()
+                    try jpeg.check(coverd_jpeg_read_rows(jpeg.state, buffer.baseAddress, width * channels, JPEGDecoder.rowsPerLook))
+                } catch {
+                    failure = error
+                    return
+                }
+            }
         }
-        try jpeg.check(code)
+        if let failure { throw failure }
+        try jpeg.check(coverd_jpeg_finish(jpeg.state))
         let image: PixelImage
         if output == JCS_CMYK {
             // Adobe's APP14 marks CMYK stored inverted, as Photoshop writes it.

@@ -12,6 +12,11 @@ struct PNGEncoder {
     var compressionLevel: Int
     /// Filtered rows up to this size are deflated whole: 8 MiB is a 1,600×1,700 RGB cover.
     var inMemoryLimit = 8 << 20
+    /// Looked at between batches of rows; libdeflate's one call cannot be stopped, but takes tens of milliseconds.
+    var cancellation: ConversionCancellation?
+
+    /// Rows filtered between looks at `cancellation` on the whole path.
+    private static let rowsPerLook = 64
 
     /// Rows filtered at a time on the streamed path, for fewer, larger calls into zlib.
     private static let streamedBatch = 256 * 1024
@@ -35,7 +40,7 @@ struct PNGEncoder {
             + textChunks.reduce(0) { $0 + PNGChunkWriter.size(ofChunkHolding: $1.count) }
         let rows = PNGRowFilter(rowBytes: rowBytes, bytesPerPixel: image.channels)
         if filtered <= inMemoryLimit {
-            return try PNGEncoder.deflateWhole(image, rows: rows, level: level, filteredCount: filtered) { compressed in
+            return try deflateWhole(image, rows: rows, level: level, filteredCount: filtered) { compressed in
                 // Sized exactly: the cover is held until it is written, and copied nowhere else.
                 var writer = PNGChunkWriter(capacity: prefix + PNGChunkWriter.size(ofChunkHolding: compressed.count) + 12)
                 PNGEncoder.appendHead(&writer, header: header, textChunks: textChunks)
@@ -46,7 +51,7 @@ struct PNGEncoder {
         }
         var writer = PNGChunkWriter(capacity: prefix + filtered / 2)
         PNGEncoder.appendHead(&writer, header: header, textChunks: textChunks)
-        try PNGEncoder.deflateStreamed(image, rows: rows, level: level, into: &writer)
+        try deflateStreamed(image, rows: rows, level: level, into: &writer)
         writer.append("IEND", [])
         return writer.bytes
     }
@@ -57,7 +62,7 @@ struct PNGEncoder {
     }
 
     /// Filters every row into one buffer, deflates it in a single libdeflate call, and hands the zlib stream to `body`.
-    private static func deflateWhole<Result>(
+    private func deflateWhole<Result>(
         _ image: PixelImage, rows: PNGRowFilter, level: Int, filteredCount: Int, body: (UnsafeRawBufferPointer) -> Result
     ) throws(CoverImageError) -> Result {
         guard let compressor = DeflateCompressor(level: level) else {
@@ -65,14 +70,17 @@ struct PNGEncoder {
         }
         let filtered = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, filteredCount), alignment: 16)
         defer { filtered.deallocate() }
-        image.pixels.withUnsafeBufferPointer { pixels in
-            guard let base = pixels.baseAddress else { return }
+        let cancelled = image.pixels.withUnsafeBufferPointer { pixels -> Bool in
+            guard let base = pixels.baseAddress else { return false }
             let out = filtered.baseAddress!.assumingMemoryBound(to: UInt8.self)
             for y in 0..<image.height {
+                if y % PNGEncoder.rowsPerLook == 0, cancellation?.isCancelled == true { return true }
                 let row = base + y * rows.rowBytes
                 rows.filter(row, previous: y > 0 ? row - rows.rowBytes : nil, adaptive: level > 0, into: out + y * (rows.rowBytes + 1))
             }
+            return false
         }
+        if cancelled { throw .cancelled }
         let input = UnsafeRawBufferPointer(rebasing: filtered[..<filteredCount])
         let compressed = UnsafeMutableRawBufferPointer.allocate(byteCount: compressor.zlibBound(filteredCount), alignment: 16)
         defer { compressed.deallocate() }
@@ -83,10 +91,10 @@ struct PNGEncoder {
     }
 
     /// Filters a batch of rows at a time and feeds them to zlib; each piece of output becomes an IDAT chunk.
-    private static func deflateStreamed(_ image: PixelImage, rows: PNGRowFilter, level: Int, into writer: inout PNGChunkWriter) throws(CoverImageError) {
+    private func deflateStreamed(_ image: PixelImage, rows: PNGRowFilter, level: Int, into writer: inout PNGChunkWriter) throws(CoverImageError) {
         let stream = try ZlibDeflateStream(level: level)
         let stride = rows.rowBytes + 1
-        let batchRows = max(1, streamedBatch / stride)
+        let batchRows = max(1, PNGEncoder.streamedBatch / stride)
         let batch = UnsafeMutablePointer<UInt8>.allocate(capacity: batchRows * stride)
         defer { batch.deallocate() }
         var failure: CoverImageError?
@@ -94,6 +102,10 @@ struct PNGEncoder {
             guard let base = pixels.baseAddress else { return }
             var y = 0
             while y < image.height && failure == nil {
+                if cancellation?.isCancelled == true {
+                    failure = .cancelled
+                    return
+                }
                 let count = min(batchRows, image.height - y)
                 for offset in 0..<count {
                     let row = base + (y + offset) * rows.rowBytes

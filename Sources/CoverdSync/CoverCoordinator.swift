@@ -37,6 +37,8 @@ public final class CoverCoordinator: Sendable {
     /// Conversions, apart from the workers so a slow decode never holds up plain PNGs; at most
     /// one per core (and four), because each may hold a full-size decoded image.
     private let converters: WorkPool
+    /// Cancelled at `stop()`: a large conversion under way gives up rather than hold the stop.
+    private let conversionCancellation = ConversionCancellation()
     let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progress: ProgressThrottle
@@ -116,6 +118,7 @@ public final class CoverCoordinator: Sendable {
         observations.forEach { $0.cancel() }
         lookups.cancelAll()
         converters.cancelWaiting()
+        conversionCancellation.cancel()
         queue.sync {
             // On the queue: a check's decision is either done or never starts.
             cachedCovers.cancel()
@@ -194,7 +197,8 @@ public final class CoverCoordinator: Sendable {
                 if !lookups.cancel(id) { fetcher.cancel(id) }
             case .stage(let request):
                 let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)
-                stage(request, with: CoverStager(store: store, pipeline: pipeline, flushEach: !flushes.groupCommits))
+                stage(request, with: CoverStager(
+                    store: store, pipeline: pipeline, flushEach: !flushes.groupCommits, cancellation: conversionCancellation))
             case .removeCover(let id):
                 store.remove(id)
             case .keepCover(let id):

@@ -12,6 +12,8 @@ struct CoverStager: Sendable {
     let store: CoverStore
     let pipeline: CoverImagePipeline
     var flushEach = false
+    /// Cancelled at stop: a conversion under way gives up rather than hold the stop.
+    var cancellation: ConversionCancellation?
 
     func stage(_ request: StageRequest) -> Result<StagedCovers, StagingFailure> {
         let png: [UInt8]
@@ -22,7 +24,9 @@ struct CoverStager: Sendable {
         switch request.source {
         case .download(let body):
             do {
-                png = try pipeline.makePNG(from: body.bytes, sourceURL: request.url.string).png
+                png = try pipeline.makePNG(from: body.bytes, sourceURL: request.url.string, cancellation: cancellation).png
+            } catch .cancelled {
+                return .failure(.stopped)
             } catch {
                 return .failure(.image(error))
             }
@@ -33,7 +37,9 @@ struct CoverStager: Sendable {
             let started = ContinuousClock.now
             do {
                 let bytes = try store.read(sibling, limit: Int.max / 2)
-                png = try pipeline.makePNG(from: bytes, sourceURL: request.url.string).png
+                png = try pipeline.makePNG(from: bytes, sourceURL: request.url.string, cancellation: cancellation).png
+            } catch CoverImageError.cancelled {
+                return .failure(.stopped)
             } catch {
                 return .failure(.sourceUnavailable("\(store.path(for: sibling)): \(error)"))
             }

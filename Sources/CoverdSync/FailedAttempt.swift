@@ -39,8 +39,8 @@ struct FailedAttempt {
     init(_ failure: StagingFailure) {
         message = failure.message
         switch failure {
-        case .sourceUnavailable:
-            preconditionFailure("an unusable cached copy is fetched again, not failed: \(failure.message)")
+        case .sourceUnavailable, .stopped:
+            preconditionFailure("an unusable cached copy is fetched again, and a stop is no failure: \(failure.message)")
         case .image:
             permanent = true
         case .storage(let error, _):

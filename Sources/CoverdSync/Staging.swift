@@ -33,12 +33,15 @@ enum StagingFailure: Error, Sendable {
     case storage(SystemError, bytes: Int)
     /// The other album's cached file could not be used; the URL is fetched instead.
     case sourceUnavailable(String)
+    /// The conversion was given up because coverd is stopping: no failure, the album stays pending.
+    case stopped
 
     var message: String {
         switch self {
         case .image(let error): return error.description
         case .storage(let error, _): return "cannot write the cover: \(error)"
         case .sourceUnavailable(let reason): return "cannot copy the cached cover: \(reason)"
+        case .stopped: return CoverImageError.cancelled.description
         }
     }
 }

@@ -509,6 +509,8 @@ struct SyncPlanner {
 
     /// Staging failed. A cached copy that could not be used is fetched (or looked up) instead.
     mutating func stagingFailed(_ fetchID: FetchID, job key: JobKey, failure: StagingFailure, now: Date) -> [SyncEffect] {
+        // Stopping: the album is left as it is (pending, or cached with its old cover) for the next start.
+        if case .stopped = failure { return [] }
         if isRevalidation(fetchID, job: key) { return revalidationStagingFailed(fetchID, job: key, failure: failure, now: now) }
         guard var job = jobs[key], job.phase == .staging(fetchID) else { return [] }
         job.waiters.formUnion(job.lateWaiters)

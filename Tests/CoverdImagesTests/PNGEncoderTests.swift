@@ -89,6 +89,24 @@ struct PNGEncoderTests {
         #expect(PNGChunks.list(png).first { $0.type == "tEXt" }?.data.contains(0xE9) == true, "é is one Latin-1 byte")
     }
 
+    @Test("Given a cancelled conversion, when a JPEG is converted or pixels encoded whole or streamed, then each throws cancelled; a plain PNG is still only validated")
+    func cancellation() throws {
+        let cancellation = ConversionCancellation()
+        cancellation.cancel()
+        let image = Self.image(width: 40, height: 30, channels: 3)
+        for limit in [8 << 20, 100] {
+            #expect(throws: CoverImageError.cancelled) {
+                try PNGEncoder(compressionLevel: 6, inMemoryLimit: limit, cancellation: cancellation).encode(image, text: [])
+            }
+        }
+        let tools = ImageTools()
+        let jpeg = try tools.run("cjpeg in.ppm > out.jpg", input: ("in.ppm", Raster.pattern(width: 40, height: 30, channels: 3).pam), output: "out.jpg")
+        #expect(throws: CoverImageError.cancelled) { try CoverImagePipeline().makePNG(from: jpeg, cancellation: cancellation) }
+        let png = try PNGEncoder(compressionLevel: 6).encode(image, text: [])
+        #expect(try CoverImagePipeline().makePNG(from: png, cancellation: cancellation).png == png)
+        #expect(try CoverImagePipeline().makePNG(from: jpeg, cancellation: ConversionCancellation()).info.width == 40)
+    }
+
     @Test("Given pixels scaled down by max_dimension, gray, RGB or RGBA, when the pipeline encodes them, then libpng decodes exactly the resampler's pixels",
           arguments: [1, 3, 4])
     func scaledPixelForPixel(channels: Int) throws {

@@ -63,6 +63,16 @@ extension SyncPlannerTests {
         #expect(effects.rows.first?.error == "unsupported image format: html (not an image)")
     }
 
+    @Test("Given a conversion given up because coverd is stopping, when staged, then nothing is recorded: the album is not failed")
+    mutating func stoppedConversion() throws {
+        let fetch = try #require(steps.update([try album("x")], on: &planner, now: now).fetches.first)
+        let request = try #require(planner.fetchFinished(fetch.0, url: fetch.1, outcome: .success(body()), now: now).stages.first)
+        let effects = steps.staged(request.fetchID, url: request.url, result: .failure(.stopped), on: &planner, now: now)
+        #expect(effects.rows.isEmpty)
+        #expect(effects.posted(CoverFailed.self).isEmpty)
+        #expect(planner.summary.failed == 0)
+    }
+
     @Test("Given a full disk, when staged, then the album stays pending and is retried within the storage limit")
     mutating func storageFailure() throws {
         planner.policy.storageMaxDelay = .seconds(5)

@@ -160,7 +160,7 @@ struct ImageFormatsEndToEndTests {
         #expect(try daemon.stop() == 0)
     }
 
-    @Test("Given large JPEGs being converted, when SIGTERM arrives, then coverd exits 0 leaving no temporary file and only whole covers")
+    @Test("Given large JPEGs being converted, when SIGTERM arrives, then coverd exits 0 leaving no temporary file, only whole covers, and no album failed")
     func stopDuringConversion() throws {
         let world = try World()
         let tools = ImageTools()
@@ -179,6 +179,8 @@ struct ImageFormatsEndToEndTests {
         for entry in snapshot.entries {
             let exists = FileManager.default.fileExists(atPath: world.coverPath(entry.id))
             #expect(exists == (entry.state == "cached"), "\(entry.title): \(entry.state), file \(exists)")
+            // A conversion given up at the stop is no failure: the album is converted at the next start.
+            #expect(entry.state != "failed", "\(entry.title): \(entry.error ?? "")")
             if exists { _ = try tools.decodePNG(readBytes(world.coverPath(entry.id)) ?? []) }
         }
     }
