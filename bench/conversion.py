@@ -28,13 +28,15 @@ import pngverify
 
 # The corpus's shape (issue #27's: 300 covers of 500 to 1,200 pixels a side).
 COUNT, LOW_SIDE, HIGH_SIDE = 300, 500, 1200
-# The random walk's largest step per pixel: at quality 85 this gives about the issue's
-# bytes per pixel (bench/README.md says the corpus's size).
-STEP = 4
+# The random walk's largest step per pixel, and the share of each row it fills (the rest a plain
+# background): chosen so that at quality 85 the JPEGs and their PNGs come near the sizes of the
+# issue's real covers (bench/README.md gives the corpus's).
+STEP, PHOTO_SHARE = 10, (0.4, 0.7)
 
 
 def write_jpeg(job):
-    """A smooth random-walk picture (photo-like: mostly low frequencies) as a quality-85 JPEG."""
+    """A cover-like picture as a quality-85 JPEG: a smooth random walk (photo-like: mostly low
+    frequencies) beside a plain background shading slowly down the cover, as many covers have."""
     path, width, height, seed = job
     rng = random.Random(seed)
     walk = bytearray()
@@ -43,11 +45,14 @@ def write_jpeg(job):
         for channel in range(3):
             value[channel] = min(255, max(0, value[channel] + rng.randint(-STEP, STEP)))
             walk.append(value[channel])
+    photo = int(width * rng.uniform(*PHOTO_SHARE))
+    background = [rng.randrange(256) for _ in range(3)]
     rows = []
     for y in range(height):
         # Each row a slowly shifting window on the walk: neighbouring rows are alike.
         offset = int(512 + 400 * math.sin(y / (30 + seed % 40) + seed))
-        rows.append(bytes(walk[offset * 3:(offset + width) * 3]))
+        shade = bytes(min(255, max(0, level + (y * 64) // height - 32)) for level in background)
+        rows.append(bytes(walk[offset * 3:(offset + photo) * 3]) + shade * (width - photo))
     ppm = b"P6\n%d %d\n255\n" % (width, height) + b"".join(rows)
     with open(path, "wb") as handle:
         subprocess.run(["cjpeg", "-quality", "85"], input=ppm, stdout=handle, check=True)
@@ -59,8 +64,8 @@ def jpeg_corpus(work, count=COUNT):
         rng = random.Random(count)
         return [(os.path.join(directory, f"j{index:05d}.jpg"), rng.randint(LOW_SIDE, HIGH_SIDE),
                  rng.randint(LOW_SIDE, HIGH_SIDE), index) for index in range(count)]
-    # Named by its shape and step, so a corpus made by an earlier generator is never reused.
-    name = f"corpus-jpeg-photo-{count}-{LOW_SIDE}-{HIGH_SIDE}-step{STEP}"
+    # Named by its shape and generator, so a corpus made by an earlier generator is never reused.
+    name = f"corpus-jpeg-cover-{count}-{LOW_SIDE}-{HIGH_SIDE}-step{STEP}"
     return kept.kept_corpus(os.path.join(work, name), "JPEG covers with cjpeg", jobs, write_jpeg, 4)
 
 
