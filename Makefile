@@ -76,12 +76,13 @@ test: build
 # The benchmark's table (README.md, Performance; the harness in bench/README.md): coverd against curl -Z on loopback nginx.
 # BENCH_ARGS="--runs 5 -n 10000"; BENCH_TMPFS=1 to leave the disk out.
 bench: release
-	@./scripts/ensure-deps.sh nginx iproute2
+	@./scripts/ensure-deps.sh nginx iproute2 pngcheck
 	python3 bench/bench.py --binary $(RELEASE_BIN) $(BENCH_ARGS)
 
-# The benchmark's own correctness: a small sync through nginx, every cover checked byte for byte.
+# The benchmark's own correctness: each kind of run small (syncs over HTTP and HTTPS, curl -Z, pngcheck,
+# the JPEG pipelines), every output checked.
 bench-check: build
-	@./scripts/ensure-deps.sh nginx
+	@./scripts/ensure-deps.sh nginx pngcheck
 	python3 bench/bench.py --check --binary "$$($(SWIFT) build --show-bin-path)/coverd"
 
 # The end-to-end suites against the statically linked release build, the one `make install` installs.

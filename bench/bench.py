@@ -3,18 +3,26 @@
 
 In one run, on loopback, against nginx serving a generated corpus of PNG covers:
   1. full sync: coverd from process start to all N cached, against
-     `curl -Z --parallel-max 32` fetching the same URLs (alternating runs, medians);
-     then the same over loopback shaped to a 1 Gbit/s link (bench/linkrate.py);
+     `curl -Z --parallel-max 32` fetching the same URLs, and against `curl -Z`
+     followed by `pngcheck` of every file on every core (the same work: each PNG
+     checked in full); programs alternate run by run, medians and ratios; then the
+     same over loopback shaped to a 1 Gbit/s link (bench/linkrate.py);
   2. peak RSS of coverd during that sync;
-  3. drop-to-PNG latency: records dropped one at a time into an idle daemon;
-  4. idle cost: CPU used by an idle daemon over 30 s;
-  5. scale: 100,000 cached albums in 100 files: start to READY=1, RSS,
+  3. the full sync over HTTPS: nginx with TLS and HTTP/2 and a test CA, against
+     `curl -Z --cacert` at the same parallelism (bench/https.py);
+  4. drop-to-PNG latency: records dropped one at a time into an idle daemon;
+  5. idle cost: CPU used by an idle daemon over 30 s;
+  6. scale: 100,000 cached albums in 100 files: start to READY=1, RSS,
      requests made, and `coverd status --json` time; then the same library
      with 128-character ids (bench/longids.py);
-  6. JPEG conversion: a JPEG corpus synced and converted to PNG, against
-     `djpeg | pnmtopng` on the same files (bench/conversion.py).
-Timings are printed, never asserted. `--check` runs a small sync and only
-verifies that every cover arrived intact (used by `make test`).
+  7. JPEG conversion: a JPEG corpus synced and converted to PNG, against
+     `curl -Z` then `djpeg | pnmtopng -compression 6` on every core, with the
+     PNG bytes each wrote (bench/conversion.py);
+  8. lookups and revalidation (bench/lookup.py, bench/revalidation.py);
+  9. peak RSS of the PNG and JPEG syncs again with the runs on tmpfs.
+Timings are printed, never asserted; every run's outputs are checked, and a bad
+one fails its row and the bench's exit status. `--check` runs each kind of run
+small and only verifies its outputs (used by `make test`).
 """
 import argparse
 import contextlib
@@ -36,6 +44,7 @@ import time
 import zlib
 
 import conversion
+import https
 import kept
 import linkrate
 import longids
@@ -86,9 +95,18 @@ def corpus(count, low_kb=20, high_kb=250, name=None):
 
 # -- servers and processes ----------------------------------------------------------
 
+def nginx_version():
+    """nginx's version as a tuple, from `nginx -v` (which prints on stderr)."""
+    text = subprocess.run(["nginx", "-v"], capture_output=True, text=True).stderr
+    return tuple(int(part) for part in text.strip().rsplit("/", 1)[1].split(".")[:3])
+
+
 class Nginx:
-    def __init__(self, root, jpeg_root=None):
-        self.prefix = os.path.join(WORK, "nginx")
+    """nginx on a port of its own serving `root`; with `tls` (certificate, key), over TLS with HTTP/2,
+    each request logged with its protocol and connection number so a run can tell how it was served."""
+
+    def __init__(self, root, jpeg_root=None, tls=None, name="nginx"):
+        self.prefix = os.path.join(WORK, name)
         os.makedirs(os.path.join(self.prefix, "logs"), exist_ok=True)
         probe = socket.socket()
         probe.bind(("127.0.0.1", 0))
@@ -104,22 +122,50 @@ pid {self.prefix}/nginx.pid;
 error_log {self.prefix}/logs/error.log warn;
 events {{ worker_connections 4096; }}
 http {{
-    access_log {self.access_log};
+    {self._log(tls)}
     sendfile on;
     tcp_nopush on;
     keepalive_requests 1000000;
     keepalive_timeout 120;
     types {{ image/png png; image/jpeg jpg; }}
     server {{
-        listen 127.0.0.1:{self.port};
+        {self._listen(tls)}
         root {root};
         {f"location /jpeg/ {{ alias {jpeg_root}/; }}" if jpeg_root else ""}
     }}
 }}
 """)
         subprocess.run(["nginx", "-c", config, "-p", self.prefix], check=True)
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         wait_until(lambda: self._up(), 10, "nginx")
+
+    def _log(self, tls):
+        # The TLS server's lines name each request's protocol and connection; the plain server
+        # keeps the combined format, whose status field revalidation.py reads.
+        if not tls:
+            return f"access_log {self.access_log};"
+        return f"log_format bench '$status $server_protocol $ssl_protocol $connection';\n    access_log {self.access_log} bench;"
+
+    def _listen(self, tls):
+        if not tls:
+            return f"listen 127.0.0.1:{self.port};"
+        certificate, key = tls
+        # nginx 1.25.1 replaced `listen … http2` with the `http2` directive.
+        http2 = f"listen 127.0.0.1:{self.port} ssl;\n        http2 on;" if nginx_version() >= (1, 25, 1) \
+            else f"listen 127.0.0.1:{self.port} ssl http2;"
+        # TLS 1.3 named, since nginx before 1.23.4 leaves it out of its default protocols.
+        return (f"{http2}\n        ssl_certificate {certificate};\n        ssl_certificate_key {key};\n"
+                f"        ssl_protocols TLSv1.2 TLSv1.3;")
+
+    def log_lines(self, start=0):
+        """The access log's lines from byte `start` on, and the offset after them."""
+        try:
+            with open(self.access_log, "rb") as handle:
+                handle.seek(start)
+                data = handle.read()
+        except FileNotFoundError:
+            return [], start
+        return data.decode().splitlines(), start + len(data)
 
     def _up(self):
         try:
@@ -400,10 +446,12 @@ class ScratchFilesystem:
     `image_directory` (tmpfs with BENCH_TMPFS), or, where that cannot be had, nothing
     (runs then write to the working directory's filesystem, as printed)."""
 
-    def __init__(self, gigabytes, use=True, image_directory=WORK):
+    def __init__(self, gigabytes, use=True, image_directory=WORK, in_memory=None):
         self.image = os.path.join(image_directory, "scratch.img")
         self.mounted = False
         self.in_memory = False
+        self.device = None
+        self.label = f"the working directory's filesystem ({filesystem_type(WORK)})"
         if not use:
             return
         if os.geteuid() != 0 or os.environ.get("BENCH_NO_SCRATCH"):
@@ -415,14 +463,13 @@ class ScratchFilesystem:
         with open(self.image, "wb") as handle:
             handle.truncate(gigabytes << 30)
         os.makedirs(RUNS, exist_ok=True)
-        if os.environ.get("BENCH_TMPFS"):
+        if os.environ.get("BENCH_TMPFS") if in_memory is None else in_memory:
             # Memory only: syncs cost nothing, so this measures the programs without the disk.
             subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={gigabytes}g", "tmpfs", RUNS], check=True)
-            self.device = None
             self.mounted = True
             self.in_memory = True
+            self.label = "tmpfs"
             return
-        self.device = None
         try:
             subprocess.run(["mkfs.ext4", "-q", "-F", self.image], check=True)
             # Direct I/O on the loop device: the image's pages are not cached twice.
@@ -434,6 +481,7 @@ class ScratchFilesystem:
                 return
             self.device = attached.stdout.strip()
             subprocess.run(["mount", self.device, RUNS], check=True)
+            self.label = "ext4 with its journal, loop device"
         except BaseException:
             # Undo what was made, so a failed start leaves no image or loop device behind.
             if self.device:
@@ -455,6 +503,18 @@ class ScratchFilesystem:
             os.unlink(self.image)
         shutil.rmtree(RUNS, ignore_errors=True)
         return True
+
+
+def filesystem_type(path):
+    return subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
+
+
+# What the runs write on, for the rows' labels (set by main, changed by the tmpfs pass).
+FILESYSTEM = "the working directory's filesystem"
+
+
+def filesystem_label():
+    return FILESYSTEM
 
 
 def fresh(name):
@@ -480,8 +540,8 @@ LAST_MACHINE_BUSY = 0.0
 LAST_FAULTS = 0
 
 
-def run_coverd_sync(binary, urls, parallel, run=None):
-    records = os.path.join(RUNS, "albums")
+def run_coverd_sync(binary, urls, parallel, run=None, config=None, records_name="albums"):
+    records = os.path.join(RUNS, records_name)
     cache = fresh("cache")
     if not os.path.exists(records):
         write_records(records, urls)
@@ -492,7 +552,7 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     global LAST_MACHINE_BUSY
     busy_before = machine_cpu()
     # Stopped however the wait ends: a daemon left running would keep the scratch filesystem busy.
-    with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run) as (daemon, notify):
+    with running(binary, records, cache, ["--concurrency", str(parallel), "--per-host", str(parallel)], run, config) as (daemon, notify):
         done = notify.wait_for(lambda f: f.get("STATUS") == expected, 600)
         LAST_MACHINE_BUSY = machine_cpu() - busy_before
         elapsed = done - daemon.started
@@ -504,19 +564,25 @@ def run_coverd_sync(binary, urls, parallel, run=None):
     return elapsed, rss, daemon.status, cache
 
 
-def run_curl(urls, parallel):
+def run_curl(urls, parallel, extra=(), then=None, suffix=".png"):
+    """curl -Z over `urls` into a fresh directory (<index>.<suffix> each); seconds until it exits, or,
+    with `then`, until `then(directory)` has also returned (a second stage of the same pipeline, timed with it)."""
     out = fresh("curl")
     config = os.path.join(out, ".curl.cfg")
     with open(config, "w") as handle:
         for index, url in enumerate(urls):
-            handle.write(f'url = "{url}"\noutput = "{out}/{index:06d}.png"\n')
+            handle.write(f'url = "{url}"\noutput = "{out}/{index:06d}{suffix}"\n')
     subprocess.run(["sync"])
     cached_before = page_cache_mib()
     started = time.monotonic()
     busy_before = machine_cpu()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "--fail", "-s", "--no-progress-meter", "-K", config], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(["curl", "-Z", "--parallel-max", str(parallel), "--fail", "-s", "--no-progress-meter", *extra, "-K", config],
+                   check=True, stdout=subprocess.DEVNULL)
+    global LAST_CURL_DOWNLOAD
+    LAST_CURL_DOWNLOAD = time.monotonic() - started
+    if then is not None:
+        then(out)
     elapsed = time.monotonic() - started
     global LAST_MACHINE_BUSY
     LAST_MACHINE_BUSY = machine_cpu() - busy_before
@@ -568,6 +634,7 @@ def disk_floor(corpus_dir):
 
 LAST_CPU = 0.0
 LAST_CURL_CPU = 0.0
+LAST_CURL_DOWNLOAD = 0.0
 LAST_CURL_SYNCED = 0.0
 LAST_CURL_DIR = None
 LAST_CACHE_GROWTH = 0.0
@@ -586,6 +653,18 @@ def verify_curl(out, urls, corpus_dir):
         except FileNotFoundError:
             bad += 1
     return bad
+
+
+def pngcheck_all(directory):
+    """`pngcheck -q` over every PNG in `directory`, one process per core at a time, in batches so both
+    cores stay busy to the end. pngcheck inflates every image in full, the check coverd makes of
+    each PNG it stores. Any file it finds fault with fails the run."""
+    names = sorted(n for n in os.listdir(directory) if n.endswith(".png"))
+    result = subprocess.run(["xargs", "-0", "-P", str(os.cpu_count() or 1), "-n", "50", "pngcheck", "-q"],
+                            input="\0".join(names).encode(), cwd=directory, capture_output=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"pngcheck found fault with the covers in {directory} (xargs status {result.returncode}): "
+                           f"{(result.stdout + result.stderr).decode(errors='replace')[:500]}")
 
 
 def verify_cache(cache, urls, corpus_dir):
@@ -709,15 +788,169 @@ def release_binary():
     return os.path.join(path, "coverd")
 
 
+def sync_rows(binary, urls, corpus_dir, parallel, runs, scratch, with_pngcheck):
+    """The full sync's rows: coverd against curl -Z alone and, with `with_pngcheck`, against curl -Z
+    followed by pngcheck of every file on every core (the same work: each PNG checked in full)."""
+    count = len(urls)
+    cores = os.cpu_count() or 1
+    subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
+    coverd_times, curl_times, rss_values, coverd_cpu, curl_cpu, curl_synced, floors = [], [], [], [], [], [], []
+    coverd_cached, curl_cached = [], []
+    checked_times, checked_downloads, checked_cpu = [], [], []
+
+    def coverd(run):
+        elapsed, rss, status, cache = run_coverd_sync(binary, urls, parallel, run=run)
+        coverd_cached.append(LAST_CACHE_GROWTH)  # before the check below reads the covers back
+        bad = verify_cache(cache, urls, corpus_dir)
+        if bad or status != 0:
+            raise RuntimeError(f"coverd's sync, run {run + 1}: {bad} covers missing or different, exit status {status}")
+        coverd_times.append(elapsed)
+        rss_values.append(rss)
+        coverd_cpu.append(LAST_CPU)
+        return f"coverd {elapsed:.2f} s ({LAST_CPU:.2f} s CPU, peak RSS {rss / 1024:.1f} MiB)"
+
+    def curl(run):
+        elapsed = run_curl(urls, parallel)
+        bad = verify_curl(LAST_CURL_DIR, urls, corpus_dir)
+        if bad:
+            raise RuntimeError(f"curl -Z, run {run + 1}: {bad} covers missing or different")
+        curl_times.append(elapsed)
+        curl_cpu.append(LAST_CURL_CPU)
+        curl_synced.append(LAST_CURL_SYNCED)
+        curl_cached.append(LAST_CURL_CACHE_GROWTH)
+        return f"curl -Z {elapsed:.2f} s ({LAST_CURL_CPU:.2f} s CPU; {LAST_CURL_SYNCED:.2f} s with sync)"
+
+    def checked(run):
+        elapsed = run_curl(urls, parallel, then=pngcheck_all)  # pngcheck_all raises on any fault
+        bad = verify_curl(LAST_CURL_DIR, urls, corpus_dir)
+        if bad:
+            raise RuntimeError(f"curl -Z before pngcheck, run {run + 1}: {bad} covers missing or different")
+        checked_times.append(elapsed)
+        checked_downloads.append(LAST_CURL_DOWNLOAD)
+        checked_cpu.append(LAST_CURL_CPU)
+        return (f"curl -Z + pngcheck ×{cores} {elapsed:.2f} s ({LAST_CURL_DOWNLOAD:.2f} + {elapsed - LAST_CURL_DOWNLOAD:.2f} s, "
+                f"{LAST_CURL_CPU:.2f} s CPU)")
+
+    programs = [coverd, curl] + ([checked] if with_pngcheck else [])
+    for run in range(runs):
+        # Each program takes each place in turn, so none always runs on the fuller filesystem.
+        turn = run % len(programs)
+        said = [program(run) for program in programs[turn:] + programs[:turn]]
+        # In memory there is no disk to wait for, and cp's own CPU would pass for one.
+        floors.append(None if scratch.in_memory else disk_floor(corpus_dir))
+        print(f"# run {run + 1}: " + ", ".join(said) + (f", disk alone {floors[-1]:.2f} s" if floors[-1] is not None else ""),
+              flush=True)
+    rows = []
+    coverd_median, curl_median = statistics.median(coverd_times), statistics.median(curl_times)
+    rows.append((f"full sync, {count} covers, parallel {parallel} (median of {runs})",
+                 f"{coverd_median:.2f} s", f"curl -Z {curl_median:.2f} s", f"{coverd_median / curl_median:.2f}", "≤ 1.00"))
+    # The machine's speed drifts between runs; each coverd run against the curl run beside it cancels that.
+    paired = statistics.median(a / b for a, b in zip(coverd_times, curl_times))
+    rows.append(("full sync, median of the per-run ratios (each against the curl run beside it)", "", "", f"{paired:.2f}", "≤ 1.00"))
+    if with_pngcheck:
+        checked_median = statistics.median(checked_times)
+        rows.append((f"full sync against curl -Z then pngcheck ×{cores} of every file (the same work: each PNG checked in full; "
+                     f"median of {runs})", f"{coverd_median:.2f} s", f"curl -Z + pngcheck {checked_median:.2f} s",
+                     f"{coverd_median / checked_median:.2f}", "≤ 0.80 (stretch 0.60)"))
+        rows.append(("full sync against curl -Z then pngcheck, median of the per-run ratios", "", "",
+                     f"{statistics.median(a / b for a, b in zip(coverd_times, checked_times)):.2f}", "≤ 0.80 (stretch 0.60)"))
+        checks = statistics.median(t - d for t, d in zip(checked_times, checked_downloads))
+        rows.append(("curl -Z then pngcheck: the download and the check apart, and its CPU time (medians)", "",
+                     f"{statistics.median(checked_downloads):.2f} s + {checks:.2f} s; {statistics.median(checked_cpu):.2f} s CPU", "", ""))
+    synced_median = statistics.median(curl_synced)
+    rows.append(("full sync against curl -Z followed by sync (both durable)", f"{coverd_median:.2f} s",
+                 f"curl -Z + sync {synced_median:.2f} s", f"{coverd_median / synced_median:.2f}", ""))
+    rows.append(("CPU time for the full sync (user + system, median)", f"{statistics.median(coverd_cpu):.2f} s",
+                 f"curl -Z {statistics.median(curl_cpu):.2f} s", f"{statistics.median(coverd_cpu) / statistics.median(curl_cpu):.2f}", ""))
+    rows.append((f"peak RSS during the sync (VmHWM, max; {filesystem_label()})", f"{max(rss_values) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
+    # What the sync leaves in memory for the rest of the system: covers nobody reads yet. The
+    # whole system's Cached, so other programs move it by a few MiB either way; on tmpfs
+    # the files themselves are page cache, so there is nothing to tell.
+    if filesystem_type(RUNS) != "tmpfs":
+        rows.append(("page cache the sync leaves behind (Cached in /proc/meminfo, after - before, median)",
+                     f"{statistics.median(coverd_cached):.0f} MiB", f"curl -Z {statistics.median(curl_cached):.0f} MiB", "", ""))
+    # No download can finish durably before the disk has taken its bytes. `cp` is one
+    # more program's estimate of what the disk needs (it spends CPU of its own), not a
+    # proof; each coverd run is set against the slower of its curl run and its disk run.
+    if None not in floors:
+        rows.append(("the disk alone, estimated: the corpus copied from memory onto the same filesystem, then synced", "",
+                     f"cp + sync {statistics.median(floors):.2f} s", "", ""))
+        bounded = statistics.median(c / max(b, f) for c, b, f in zip(coverd_times, curl_times, floors))
+        bound = statistics.median(max(b, f) for b, f in zip(curl_times, floors))
+        rows.append(("full sync against the slower of curl -Z and that estimate (median of per-run ratios)",
+                     f"{coverd_median:.2f} s", f"{bound:.2f} s", f"{bounded:.2f}", ""))
+    return rows
+
+
+def tmpfs_rows(binary, nginx, urls, corpus_dir, jpeg_dir, parallel, runs):
+    """Peak RSS of the PNG sync (unless `urls` is None) and the JPEG sync (unless `jpeg_dir` is None)
+    with the runs on tmpfs, which the caller has mounted; each cache is deleted once checked (on
+    tmpfs the covers are memory, and there is no inode allocator to upset)."""
+    rows = []
+    if urls is not None:
+        peaks = []
+        for run in range(runs):
+            elapsed, rss, status, cache = run_coverd_sync(binary, urls, parallel)
+            bad = verify_cache(cache, urls, corpus_dir)
+            if bad or status != 0:
+                raise RuntimeError(f"coverd's sync on tmpfs, run {run + 1}: {bad} covers missing or different, exit status {status}")
+            shutil.rmtree(cache)
+            peaks.append(rss)
+            print(f"# sync on tmpfs, run {run + 1}: coverd {elapsed:.2f} s ({LAST_CPU:.2f} s CPU), peak RSS {rss / 1024:.1f} MiB",
+                  flush=True)
+        rows.append((f"peak RSS during the sync (VmHWM, max of {runs}; tmpfs)", f"{max(peaks) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
+    if jpeg_dir is not None:
+        peak = conversion.peak_rss(sys.modules[__name__], binary, nginx, jpeg_dir, runs, parallel)
+        rows.append((f"peak RSS during the JPEG sync (VmHWM, max of {runs}; tmpfs)", f"{peak / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
+    return rows
+
+
+FAILED = []
+
+
+def guarded(what, measure):
+    """`measure()`'s rows; if it raises (a bad cover, a timeout), one row saying so, and the bench's
+    exit status becomes 1, while the other rows are still measured and printed."""
+    try:
+        return measure()
+    except Exception as error:
+        print(f"# {what}: failed: {error!r}", flush=True)
+        FAILED.append(what)
+        return [(what, f"failed: {error}".replace("|", "\\|"), "", "", "")]
+
+
+def check(binary, nginx, urls, corpus_dir, jpeg_dir, parallel):
+    """`--check` (`make bench-check`): every kind of run the table makes, small, each output checked;
+    the exit status."""
+    _, rss, status, cache = run_coverd_sync(binary, urls, parallel)
+    bad = verify_cache(cache, urls, corpus_dir)
+    print(f"bench check: {len(urls)} covers synced through nginx, {bad} missing or different, exit status {status}, "
+          f"peak RSS {rss / 1024:.1f} MiB")
+    run_curl(urls, parallel)
+    bad_curl = verify_curl(LAST_CURL_DIR, urls, corpus_dir)
+    print(f"bench check: curl -Z baseline fetched {len(urls)} covers, {bad_curl} missing or different")
+    run_curl(urls, parallel, then=pngcheck_all)
+    bad_checked = verify_curl(LAST_CURL_DIR, urls, corpus_dir)
+    print(f"bench check: curl -Z then pngcheck ×{os.cpu_count() or 1}: {bad_checked} missing or different, pngcheck found no fault")
+    lines, https_problems = https.check(sys.modules[__name__], binary, corpus_dir, parallel)
+    print(*lines, sep="\n")
+    bad += bad_curl + bad_checked + https_problems + (rss <= 0)
+    if jpeg_dir:
+        print(conversion.check(sys.modules[__name__], binary, nginx, jpeg_dir, parallel))
+    return 1 if bad or status != 0 else 0
+
+
 def main():
+    global FILESYSTEM
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-n", "--count", type=int, default=int(os.environ.get("BENCH_N", 10_000)))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--parallel", type=int, default=32)
     parser.add_argument("--binary", help="coverd to measure (default: a release build)")
-    parser.add_argument("--check", action="store_true", help="a small sync; verify only, print no timings")
-    parser.add_argument("--jpeg-count", type=int, default=500, help="JPEG covers for the conversion row")
-    parser.add_argument("--skip", action="append", default=[], choices=["sync", "link", "latency", "scale", "jpeg", "lookup", "revalidation"])
+    parser.add_argument("--check", action="store_true", help="a small run of every kind; verify only, print no timings")
+    parser.add_argument("--jpeg-count", type=int, default=conversion.COUNT, help="JPEG covers for the conversion row")
+    parser.add_argument("--skip", action="append", default=[],
+                        choices=["sync", "pngcheck", "link", "https", "latency", "scale", "jpeg", "lookup", "revalidation", "tmpfs"])
     args = parser.parse_args()
     os.makedirs(WORK, exist_ok=True)
     if not args.check:
@@ -725,94 +958,39 @@ def main():
     binary = args.binary or release_binary()
     count = 200 if args.check else args.count
     corpus_dir = corpus(count)
-    jpeg_count = 20 if args.check else args.jpeg_count
+    jpeg_count = 8 if args.check else args.jpeg_count
     jpeg_dir = conversion.jpeg_corpus(WORK, jpeg_count) if "jpeg" not in args.skip else None
+    names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
+    size = sum(os.path.getsize(os.path.join(corpus_dir, n)) for n in names)
     # The check only verifies, so it needs no filesystem of its own (and no loop device in CI).
-    # Room for every run's covers (PNG copies of the corpus: coverd's, curl's and the disk
-    # estimate's, and both again over the shaped link), and the JPEGs' PNGs (about 1 MiB
-    # each) twice per run.
-    room = count * 250 * 1024 * (5 * args.runs + 1) + jpeg_count * (1 << 20) * 2 * args.runs
-    scratch = ScratchFilesystem(max(4, room >> 30) + 2, use=not args.check)
+    # Room for every run's covers, nothing being deleted until the end: per run, copies of the
+    # corpus by coverd, curl -Z, curl -Z before pngcheck and the disk estimate, two more over
+    # the shaped link and two over HTTPS; and the JPEG row's PNGs (a few MiB a cover at most,
+    # coverd's and the tools') with the downloaded JPEGs.
+    copies = 8 * args.runs + 1
+    room = int(size * copies * 1.1) + jpeg_count * (8 << 20) * args.runs
+    gigabytes = max(4, room >> 30) + 2
+    scratch = ScratchFilesystem(gigabytes, use=not args.check)
+    FILESYSTEM = scratch.label
     nginx = Nginx(corpus_dir, jpeg_dir)
     try:
-        names = sorted(n for n in os.listdir(corpus_dir) if n.endswith(".png"))
         urls = [f"{nginx.base}/{name}" for name in names]
         if args.check:
-            _, rss, status, cache = run_coverd_sync(binary, urls, args.parallel)
-            bad = verify_cache(cache, urls, corpus_dir)
-            print(f"bench check: {len(urls)} covers synced through nginx, {bad} missing or different, exit status {status}, "
-                  f"peak RSS {rss / 1024:.1f} MiB")
-            run_curl(urls, args.parallel)
-            bad_curl = verify_curl(LAST_CURL_DIR, urls, corpus_dir)
-            print(f"bench check: curl -Z baseline fetched {len(urls)} covers, {bad_curl} missing or different")
-            bad += bad_curl + (rss <= 0)
-            bad_jpeg = conversion.check(sys.modules[__name__], binary, nginx, jpeg_dir) if jpeg_dir else 0
-            if jpeg_dir:
-                print(f"bench check: {jpeg_count} JPEG covers converted, {bad_jpeg} missing or not a PNG of their size")
-            return 1 if bad or bad_jpeg or status != 0 else 0
-        size = sum(os.path.getsize(os.path.join(corpus_dir, n)) for n in names)
-        print(f"# corpus: {count} PNGs, {size / count / 1024:.0f} KB on average, {size / 2**20:.0f} MiB; nginx on {nginx.base}", flush=True)
+            return check(binary, nginx, urls, corpus_dir, jpeg_dir, args.parallel)
+        print(f"# corpus: {count} PNGs, {size / count / 1024:.0f} KB on average, {size / 2**20:.0f} MiB; nginx on {nginx.base}; "
+              f"runs on {FILESYSTEM}; load average {os.getloadavg()[0]:.2f}", flush=True)
         rows = []
         if "sync" not in args.skip:
-            subprocess.run(["curl", "-s", "-o", "/dev/null", urls[0]])  # warm nginx
-            coverd_times, curl_times, rss_values, coverd_cpu, curl_cpu, curl_synced, floors = [], [], [], [], [], [], []
-            coverd_cached, curl_cached = [], []
-            for run in range(args.runs):
-                # Alternating order, so neither tool always runs on the fuller filesystem.
-                if run % 2:
-                    curl_times.append(run_curl(urls, args.parallel))
-                elapsed, rss, _, cache = run_coverd_sync(binary, urls, args.parallel, run=run)
-                coverd_cached.append(LAST_CACHE_GROWTH)  # before the check below reads the covers back
-                bad = verify_cache(cache, urls, corpus_dir)
-                coverd_times.append(elapsed)
-                rss_values.append(rss)
-                coverd_cpu.append(LAST_CPU)
-                if run % 2 == 0:
-                    curl_times.append(run_curl(urls, args.parallel))
-                curl_cpu.append(LAST_CURL_CPU)
-                curl_synced.append(LAST_CURL_SYNCED)
-                curl_cached.append(LAST_CURL_CACHE_GROWTH)
-                # In memory there is no disk to wait for, and cp's own CPU would pass for one.
-                floors.append(None if scratch.in_memory else disk_floor(corpus_dir))
-                print(f"# run {run + 1}: coverd {elapsed:.2f} s ({bad} bad, {LAST_CPU:.2f} s CPU), "
-                      f"curl -Z {curl_times[-1]:.2f} s ({LAST_CURL_CPU:.2f} s CPU; {LAST_CURL_SYNCED:.2f} s with sync), "
-                      + (f"disk alone {floors[-1]:.2f} s, " if floors[-1] is not None else "")
-                      + f"peak RSS {rss / 1024:.1f} MiB", flush=True)
-            coverd_median, curl_median = statistics.median(coverd_times), statistics.median(curl_times)
-            rows.append((f"full sync, {count} covers, parallel {args.parallel} (median of {args.runs})",
-                         f"{coverd_median:.2f} s", f"curl -Z {curl_median:.2f} s", f"{coverd_median / curl_median:.2f}", "≤ 1.00"))
-            # The machine's speed drifts between runs; each coverd run against the curl run beside it cancels that.
-            paired = statistics.median(a / b for a, b in zip(coverd_times, curl_times))
-            rows.append(("full sync, median of the per-run ratios (each against the curl run beside it)", "", "", f"{paired:.2f}", "≤ 1.00"))
-            synced_median = statistics.median(curl_synced)
-            rows.append(("full sync against curl -Z followed by sync (both durable)", f"{coverd_median:.2f} s",
-                         f"curl -Z + sync {synced_median:.2f} s", f"{coverd_median / synced_median:.2f}", ""))
-            rows.append(("CPU time for the full sync (user + system, median)", f"{statistics.median(coverd_cpu):.2f} s",
-                         f"curl -Z {statistics.median(curl_cpu):.2f} s", f"{statistics.median(coverd_cpu) / statistics.median(curl_cpu):.2f}", ""))
-            rows.append(("peak RSS during the sync (VmHWM, max)", f"{max(rss_values) / 1024:.1f} MiB", "", "", "≤ 64 MiB"))
-            # What the sync leaves in memory for the rest of the system: covers nobody reads yet. The
-            # whole system's Cached, so other programs move it by a few MiB either way; on tmpfs
-            # the files themselves are page cache, so there is nothing to tell.
-            on_tmpfs = subprocess.run(["stat", "-f", "-c", "%T", RUNS], capture_output=True, text=True).stdout.strip() == "tmpfs"
-            if not on_tmpfs:
-                rows.append(("page cache the sync leaves behind (Cached in /proc/meminfo, after - before, median)",
-                             f"{statistics.median(coverd_cached):.0f} MiB", f"curl -Z {statistics.median(curl_cached):.0f} MiB", "", ""))
-            # No download can finish durably before the disk has taken its bytes. `cp` is one
-            # more program's estimate of what the disk needs (it spends CPU of its own), not a
-            # proof; each coverd run is set against the slower of its curl run and its disk run.
-            if None not in floors:
-                rows.append(("the disk alone, estimated: the corpus copied from memory onto the same filesystem, then synced", "",
-                             f"cp + sync {statistics.median(floors):.2f} s", "", ""))
-                bounded = statistics.median(c / max(b, f) for c, b, f in zip(coverd_times, curl_times, floors))
-                bound = statistics.median(max(b, f) for b, f in zip(curl_times, floors))
-                rows.append(("full sync against the slower of curl -Z and that estimate (median of per-run ratios)",
-                             f"{coverd_median:.2f} s", f"{bound:.2f} s", f"{bounded:.2f}", ""))
+            rows += guarded("full sync", lambda: sync_rows(binary, urls, corpus_dir, args.parallel, args.runs, scratch,
+                                                           "pngcheck" not in args.skip))
         if "link" not in args.skip:
             try:
                 rows += linkrate.rows(sys.modules[__name__], binary, urls, corpus_dir, args.parallel, args.runs)
             except Exception as error:  # A bad cover, a timeout: said in the table, the rest still measured.
                 print(f"# link: {error}", flush=True)
                 rows.append(("full sync over a link", f"failed: {error}", "", "", ""))
+        if "https" not in args.skip:
+            rows += guarded("full sync over HTTPS", lambda: https.rows(sys.modules[__name__], binary, corpus_dir, args.parallel, args.runs))
         if "latency" not in args.skip:
             p50, p99, idle = latency(binary, nginx, corpus_dir)
             rows.append(("drop-to-PNG latency p50 (200 records, idle daemon)", f"{p50 * 1000:.1f} ms", "", "", "≤ 15 ms"))
@@ -839,7 +1017,8 @@ def main():
                 print(f"# scale, long ids: not measured: {error!r}", flush=True)
                 rows.append(("100,000 cached albums, 128-character ids", "not measured (see above)", "", "", ""))
         if "jpeg" not in args.skip:
-            rows += conversion.conversion_rows(sys.modules[__name__], binary, nginx, jpeg_dir, args.runs)
+            rows += guarded("JPEG → PNG", lambda: conversion.conversion_rows(sys.modules[__name__], binary, nginx, jpeg_dir,
+                                                                             args.runs, args.parallel))
         if "lookup" not in args.skip:
             try:
                 rows += lookup.rows(sys.modules[__name__], binary, args.runs)
@@ -852,7 +1031,22 @@ def main():
             except Exception as error:  # The rows measured so far are still printed.
                 print(f"# revalidation: not measured: {error!r}", flush=True)
                 rows.append(("revalidation pass over the cached corpus", "not measured (see above)", "", "", ""))
+        # Peak RSS again with the runs on tmpfs, where the covers' pages are the daemon's
+        # filesystem's own: the ext4 scratch filesystem makes way for a tmpfs at the same place.
+        png_rss, jpeg_rss = "sync" not in args.skip, "jpeg" not in args.skip
+        if "tmpfs" not in args.skip and (png_rss or jpeg_rss):
+            if scratch.in_memory:
+                print("# tmpfs: the runs above were on tmpfs already", flush=True)
+            elif not scratch.mounted:
+                print("# tmpfs: not measured: a tmpfs needs root (and BENCH_NO_SCRATCH unset)", flush=True)
+                rows.append(("peak RSS with the runs on tmpfs", "not measured (needs root)", "", "", "≤ 64 MiB"))
+            elif scratch.close():
+                scratch = ScratchFilesystem(gigabytes, in_memory=True)
+                FILESYSTEM = scratch.label
+                rows += guarded("peak RSS on tmpfs", lambda: tmpfs_rows(binary, nginx, urls if png_rss else None, corpus_dir,
+                                                                        jpeg_dir if jpeg_rss else None, args.parallel, args.runs))
         print()
+        print(f"# load average at the end: {' '.join(f'{load:.2f}' for load in os.getloadavg())}")
         print("| measure | coverd | baseline | ratio | goal |")
         print("|---|---|---|---|---|")
         for row in rows:
@@ -860,7 +1054,7 @@ def main():
     finally:
         nginx.stop()
         scratch.close()
-    return 0
+    return 1 if FAILED else 0
 
 
 if __name__ == "__main__":
