@@ -60,20 +60,20 @@ final class PNGRowFilter {
     }
 
     /// The sum of the bytes read as signed values' magnitudes (128 counts 128).
-    static func absoluteSum(_ bytes: UnsafePointer<UInt8>, count: Int) -> Int {
-        var sum = 0
+    static func absoluteSum(_ bytes: UnsafePointer<UInt8>, count: Int) -> UInt32 {
+        var sum: UInt32 = 0
         for index in 0..<count { sum &+= magnitude(bytes[index]) }
         return sum
     }
 
     @inline(__always)
-    private static func magnitude(_ byte: UInt8) -> Int {
-        Int(byte < 128 ? byte : 0 &- byte)
+    private static func magnitude(_ byte: UInt8) -> UInt32 {
+        UInt32(byte < 128 ? byte : (0 as UInt8) &- byte)
     }
 
-    private func sub(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+    private func sub(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> UInt32 {
         let bpp = min(bytesPerPixel, rowBytes)
-        var sum = 0
+        var sum: UInt32 = 0
         for index in 0..<bpp {
             out[index] = row[index]
             sum &+= PNGRowFilter.magnitude(row[index])
@@ -88,8 +88,8 @@ final class PNGRowFilter {
         return sum
     }
 
-    private func up(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
-        var sum = 0
+    private func up(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> UInt32 {
+        var sum: UInt32 = 0
         for index in 0..<rowBytes {
             let value = row[index] &- above[index]
             out[index] = value
@@ -98,9 +98,9 @@ final class PNGRowFilter {
         return sum
     }
 
-    private func average(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+    private func average(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> UInt32 {
         let bpp = min(bytesPerPixel, rowBytes)
-        var sum = 0
+        var sum: UInt32 = 0
         for index in 0..<bpp {
             let value = row[index] &- above[index] >> 1
             out[index] = value
@@ -116,9 +116,9 @@ final class PNGRowFilter {
         return sum
     }
 
-    private func paeth(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> Int {
+    private func paeth(_ row: UnsafePointer<UInt8>, above: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>) -> UInt32 {
         let bpp = min(bytesPerPixel, rowBytes)
-        var sum = 0
+        var sum: UInt32 = 0
         // With nothing to the left, Paeth predicts from the row above.
         for index in 0..<bpp {
             let value = row[index] &- above[index]
