@@ -7,12 +7,22 @@ import Synchronization
 /// Threading: set on one thread, read on the conversion threads; an atomic, so no lock.
 public final class ConversionCancellation: Sendable {
     private let cancelled = Atomic<Bool>(false)
+    /// Looks left before the conversion cancels itself: tests stop a conversion midway with it.
+    private let looksLeft: Atomic<Int>
 
-    public init() {}
+    public init() { looksLeft = Atomic(.max) }
+
+    /// Cancelled at the `looks`-th look (for tests: a stop that lands midway).
+    init(cancellingAtLook looks: Int) { looksLeft = Atomic(looks) }
 
     public func cancel() { cancelled.store(true, ordering: .relaxed) }
 
-    public var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    public var isCancelled: Bool {
+        if cancelled.load(ordering: .relaxed) { return true }
+        guard looksLeft.wrappingSubtract(1, ordering: .relaxed).newValue <= 0 else { return false }
+        cancel()
+        return true
+    }
 
     /// Throws `.cancelled` once `cancel()` was called.
     func check() throws(CoverImageError) {

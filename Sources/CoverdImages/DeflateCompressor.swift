@@ -1,8 +1,8 @@
 import CDeflate
 
 /// Owns one libdeflate compressor at one level, freed in `deinit`: a whole
-/// buffer deflated in one call, about three times zlib's speed at the same
-/// level and size on cover rows (bench/HISTORY.md, "#27").
+/// buffer deflated in one call, much faster than zlib at the same level and
+/// about its size on cover rows (bench/HISTORY.md, "the PNG encoder (#27)").
 ///
 /// Not thread-safe (libdeflate's rule): one compressor per encode.
 final class DeflateCompressor {

@@ -60,7 +60,7 @@ struct JPEGDecoder {
         // libjpeg writes every byte (or fails, and the buffer is dropped): no zeroing pass first.
         var failure: CoverImageError?
         var pixels = [UInt8](unsafeUninitializedCapacity: width * height * channels) { buffer, initialized in
-            initialized = buffer.count
+            defer { initialized = failure == nil ? buffer.count : 0 }
             while jpeg.state.pointee.info.output_scanline < started.output_height {
                 do throws(CoverImageError) {
                     try cancellation?.check()

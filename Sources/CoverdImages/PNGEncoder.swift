@@ -6,28 +6,27 @@
 ///
 /// `compressionLevel` keeps zlib's meaning (0 to 9): libdeflate's levels 1 to 9
 /// are zlib's scale, the same number is used for either, and 0 stores the rows
-/// unfiltered and uncompressed. libdeflate's level 6 is about zlib's size at
-/// three times its speed (bench/HISTORY.md, "#27").
+/// unfiltered and uncompressed. libdeflate's level 6 is about zlib's size at a
+/// fraction of its time (bench/HISTORY.md, "the PNG encoder (#27)").
 struct PNGEncoder {
     var compressionLevel: Int
-    /// Filtered rows up to this size are deflated whole: 8 MiB is a 1,600×1,700 RGB cover.
+    /// Filtered rows up to this size are deflated whole (a 1,600×1,700 RGB cover):
+    /// with the pixels and the zlib stream that is about three such buffers per
+    /// conversion, and conversions run one per core, within the daemon's memory goal.
     var inMemoryLimit = 8 << 20
-    /// Looked at between batches of rows; libdeflate's one call cannot be stopped, but takes tens of milliseconds.
+    /// Looked at between batches of rows; libdeflate's one call cannot be stopped, but is bounded by `inMemoryLimit`.
     var cancellation: ConversionCancellation?
 
     /// Rows filtered between looks at `cancellation` on the whole path.
     private static let rowsPerLook = 64
 
-    /// Rows filtered at a time on the streamed path, for fewer, larger calls into zlib.
+    /// Bytes of filtered rows (whole rows, at least one) handed to zlib at a time on the streamed path: fewer, larger calls.
     private static let streamedBatch = 256 * 1024
 
-    /// The PNG colour type `encode` writes for pixels of `channels` channels.
+    /// The PNG colour type `encode` writes for pixels of `channels` channels (1, 3 or 4).
     static func colorType(channels: Int) -> Int {
-        switch channels {
-        case 1: 0
-        case 3: 2
-        default: 6
-        }
+        precondition([1, 3, 4].contains(channels), "the encoder writes gray, RGB or RGBA, not \(channels) channels")
+        return channels == 1 ? 0 : channels == 3 ? 2 : 6
     }
 
     func encode(_ image: PixelImage, text: [(key: String, value: String)]) throws(CoverImageError) -> [UInt8] {
@@ -72,7 +71,7 @@ struct PNGEncoder {
         defer { filtered.deallocate() }
         let cancelled = image.pixels.withUnsafeBufferPointer { pixels -> Bool in
             guard let base = pixels.baseAddress else { return false }
-            let out = filtered.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            guard let out = filtered.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return false }
             for y in 0..<image.height {
                 if y % PNGEncoder.rowsPerLook == 0, cancellation?.isCancelled == true { return true }
                 let row = base + y * rows.rowBytes
@@ -134,7 +133,7 @@ struct PNGEncoder {
         ]
     }
 
-    /// A `tEXt` chunk's data: a keyword of 1 to 79 printable Latin-1 characters, NUL, and Latin-1
+    /// A `tEXt` chunk's data: a keyword of 1 to 79 printable ASCII characters (coverd's are constants), NUL, and Latin-1
     /// text (characters outside Latin-1, and NUL, become "?"); nil when no keyword character is left.
     static func textChunk(key: String, value: String) -> [UInt8]? {
         let keyword = key.unicodeScalars.filter { (0x20...0x7E).contains($0.value) }.prefix(79).map { UInt8($0.value) }

@@ -17,6 +17,8 @@ final class PNGRowFilter {
     private let zeros: UnsafeMutablePointer<UInt8>
 
     init(rowBytes: Int, bytesPerPixel: Int) {
+        // Sums are 32-bit (128 at most a byte); images.max_side keeps rows far below this.
+        precondition(rowBytes <= Int(UInt32.max) / 128, "a row of \(rowBytes) bytes is beyond the filter's sums")
         self.rowBytes = rowBytes
         self.bytesPerPixel = bytesPerPixel
         candidates = .allocate(capacity: max(1, 4 * rowBytes))

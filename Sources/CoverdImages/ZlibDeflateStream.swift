@@ -8,18 +8,21 @@ import CZlib
 final class ZlibDeflateStream {
     private let stream: UnsafeMutablePointer<z_stream>
     private let scratch: UnsafeMutablePointer<UInt8>
-    private let scratchSize = 64 * 1024
+    private static let scratchSize = 64 * 1024
 
     init(level: Int) throws(CoverImageError) {
-        stream = .allocate(capacity: 1)
+        // Set up in locals: a class whose init throws after its properties are set still runs deinit.
+        let stream = UnsafeMutablePointer<z_stream>.allocate(capacity: 1)
         stream.initialize(to: z_stream())
-        scratch = .allocate(capacity: scratchSize)
-        guard deflateInit_(stream, Int32(level), zlibVersion(), Int32(MemoryLayout<z_stream>.size)) == Z_OK else {
+        let code = deflateInit_(stream, Int32(level), zlibVersion(), Int32(MemoryLayout<z_stream>.size))
+        guard code == Z_OK else {
             stream.deinitialize(count: 1)
             stream.deallocate()
-            scratch.deallocate()
-            throw .encodeFailed("zlib cannot start deflating at level \(level) (out of memory)")
+            let reason = code == Z_MEM_ERROR ? "out of memory" : "zlib error \(code)"
+            throw .encodeFailed("zlib cannot start deflating at level \(level) (\(reason))")
         }
+        self.stream = stream
+        scratch = .allocate(capacity: ZlibDeflateStream.scratchSize)
     }
 
     deinit {
@@ -33,6 +36,7 @@ final class ZlibDeflateStream {
     func compress(
         _ input: UnsafeRawBufferPointer, finish: Bool, emit: (UnsafeRawBufferPointer) -> Void
     ) throws(CoverImageError) {
+        let scratchSize = ZlibDeflateStream.scratchSize
         stream.pointee.next_in = input.baseAddress.map { UnsafeMutablePointer(mutating: $0.assumingMemoryBound(to: UInt8.self)) }
         stream.pointee.avail_in = UInt32(input.count)
         while true {

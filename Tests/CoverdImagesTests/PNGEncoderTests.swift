@@ -73,15 +73,23 @@ struct PNGEncoderTests {
         #expect(sizes[9] <= sizes[1])
     }
 
-    @Test("Given 1×1, one-row and one-column images, when encoded, then they decode exactly", arguments: [(1, 1), (1, 40), (40, 1)])
+    @Test("Given 1×1, one-row, one-column and very wide images, when encoded whole or streamed, then they decode exactly",
+          arguments: [(1, 1), (1, 40), (40, 1), (90_000, 2)])
     func tinyShapes(width: Int, height: Int) throws {
         for channels in [1, 3, 4] {
             let image = Self.image(width: width, height: height, channels: channels, seed: UInt64(width * 100 + height))
-            #expect(try libpngDecode(PNGEncoder(compressionLevel: 6).encode(image, text: [])) == image)
+            for limit in [8 << 20, 1] {
+                #expect(try libpngDecode(PNGEncoder(compressionLevel: 6, inMemoryLimit: limit).encode(image, text: [])) == image)
+            }
         }
     }
 
-    @Test("Given text with a non-Latin-1 character, NUL, or a keyword of no printable character, then tEXt holds Latin-1 and an empty keyword is left out")
+    @Test("Given a level zlib refuses, when a zlib stream is made, then it throws encodeFailed and frees what it took")
+    func zlibRefusesLevel() {
+        #expect(throws: CoverImageError.self) { try ZlibDeflateStream(level: 42) }
+    }
+
+    @Test("Given text with a non-Latin-1 character, NUL, or a keyword of no printable character, when encoded, then tEXt holds Latin-1 and an empty keyword is left out")
     func textChunks() throws {
         let png = try PNGEncoder(compressionLevel: 6).encode(
             Self.image(width: 4, height: 4, channels: 1), text: [("Source URL", "https://x.example/é→\u{0}"), ("\u{1}", "dropped")])
@@ -105,6 +113,43 @@ struct PNGEncoderTests {
         let png = try PNGEncoder(compressionLevel: 6).encode(image, text: [])
         #expect(try CoverImagePipeline().makePNG(from: png, cancellation: cancellation).png == png)
         #expect(try CoverImagePipeline().makePNG(from: jpeg, cancellation: ConversionCancellation()).info.width == 40)
+    }
+
+    @Test("Given a stop that lands midway, when pixels are encoded whole or streamed or a JPEG decoded, then each throws cancelled")
+    func cancellationMidway() throws {
+        let image = Self.image(width: 300, height: 700, channels: 3, seed: 9)
+        // Whole: looks every 64 rows; streamed: every batch of 290 rows, after the first batch's IDATs went out.
+        #expect(throws: CoverImageError.cancelled) {
+            try PNGEncoder(compressionLevel: 6, cancellation: ConversionCancellation(cancellingAtLook: 3)).encode(image, text: [])
+        }
+        #expect(throws: CoverImageError.cancelled) {
+            try PNGEncoder(compressionLevel: 6, inMemoryLimit: 4096, cancellation: ConversionCancellation(cancellingAtLook: 2)).encode(image, text: [])
+        }
+        let tools = ImageTools()
+        let jpeg = try tools.run("cjpeg in.ppm > out.jpg", input: ("in.ppm", Raster.pattern(width: 40, height: 300, channels: 3).pam), output: "out.jpg")
+        // The decoder looks every 32 rows: the third look is a third of the way down.
+        #expect(throws: CoverImageError.cancelled) {
+            try CoverImagePipeline().makePNG(from: jpeg, cancellation: ConversionCancellation(cancellingAtLook: 3))
+        }
+    }
+
+    @Test("Given a picture whose streamed batches start on rows the row above predicts, when encoded whole and streamed, then both hold the same filtered rows")
+    func streamedBatchesFilterLikeWhole() throws {
+        // 350 RGB pixels a row: batches of 249 rows, and row 249 is in a band where Up wins.
+        let image = Self.image(width: 350, height: 600, channels: 3, seed: 13)
+        let tools = ImageTools()
+        var inflated: [[UInt8]] = []
+        for limit in [8 << 20, 4096] {
+            let png = try PNGEncoder(compressionLevel: 6, inMemoryLimit: limit).encode(image, text: [])
+            let stream = PNGChunks.list(png).filter { $0.type == "IDAT" }.flatMap(\.data)
+            inflated.append(try tools.run(
+                "python3 -c 'import sys, zlib; sys.stdout.buffer.write(zlib.decompress(open(\"in.z\", \"rb\").read()))' > out.raw",
+                input: ("in.z", stream), output: "out.raw"))
+        }
+        #expect(inflated[0].count == 600 * (350 * 3 + 1))
+        // Compared as a Bool: on failure the message names the first difference, not 630,000 bytes.
+        let difference = inflated[0].indices.first { $0 >= inflated[1].count || inflated[0][$0] != inflated[1][$0] }
+        #expect(difference == nil, "first difference at byte \(difference ?? -1), row \((difference ?? 0) / (350 * 3 + 1))")
     }
 
     @Test("Given pixels scaled down by max_dimension, gray, RGB or RGBA, when the pipeline encodes them, then libpng decodes exactly the resampler's pixels",
