@@ -7,8 +7,8 @@ its `fetch.ca_file` setting (a --config file of the bench's own); the baseline
 is `curl -Z --cacert` at the same parallelism. Runs alternate as in the
 loopback rows, and every cover of both is checked byte for byte. nginx logs
 each request's protocol and connection, so the table can say what each
-program really used (curl -Z multiplexes on one connection; coverd sets no
-PIPEWAIT and may open several).
+program really used (both set PIPEWAIT over https, so both should multiplex
+on one connection).
 """
 import collections
 import os

@@ -3,7 +3,7 @@
 # missing. Idempotent: with everything installed it only runs dpkg-query.
 set -eu
 
-packages="libcurl4-openssl-dev libsqlite3-dev libsystemd-dev zlib1g-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libpixman-1-dev pkg-config libjpeg-turbo-progs webp netpbm imagemagick systemd python3 curl openssl ca-certificates strace $*"
+packages="libcurl4-openssl-dev libsqlite3-dev libsystemd-dev zlib1g-dev libdeflate-dev libjpeg62-turbo-dev libpng-dev libwebp-dev libgif-dev libpixman-1-dev pkg-config libjpeg-turbo-progs webp netpbm imagemagick systemd python3 curl openssl ca-certificates strace nginx $*"
 missing=""
 for package in $packages; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

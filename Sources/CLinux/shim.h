@@ -65,4 +65,26 @@ static inline int coverd_terminal_columns(int fd) {
     struct winsize size;
     return ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0 ? size.ws_col : -1;
 }
+
+// An in-memory file that can be sealed (memfd_create(2)); the call, its flags and F_ADD_SEALS
+// are declared only under _GNU_SOURCE.
+extern int memfd_create(const char *name, unsigned int flags);
+#ifndef MFD_CLOEXEC
+#define MFD_CLOEXEC 0x0001U
+#endif
+#ifndef MFD_ALLOW_SEALING
+#define MFD_ALLOW_SEALING 0x0002U
+#endif
+#ifndef F_ADD_SEALS
+#define F_ADD_SEALS 1033
+#define F_SEAL_SEAL 0x0001
+#define F_SEAL_SHRINK 0x0002
+#define F_SEAL_GROW 0x0004
+#define F_SEAL_WRITE 0x0008
+#endif
+static inline int coverd_sealable_memory_file(const char *name) { return memfd_create(name, MFD_CLOEXEC | MFD_ALLOW_SEALING); }
+// Its size and bytes fixed for good, the seals included (fcntl is variadic).
+static inline int coverd_seal_memory_file(int fd) {
+    return fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE);
+}
 #endif

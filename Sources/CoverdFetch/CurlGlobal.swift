@@ -10,6 +10,7 @@ enum CurlGlobal {
 
     /// libcurl's compiled-in CA bundle path, if it has one.
     static var defaultCABundle: String? {
+        ensureInitialised()
         guard let info = coverd_curl_version_info(), let path = info.pointee.cainfo else { return nil }
         return String(cString: path)
     }

@@ -1,48 +1,21 @@
 import CCurl
 import CoverdBase
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import CoverdModel
 
 /// The options every transfer gets: protocols, redirects, TLS verification
 /// (with `ca_file`'s authorities added), timeouts, the size cap, callbacks.
 struct TransferOptions {
     let settings: FetchSettings
     let userAgent: String
-    /// The system CA bundle followed by `ca_file`, so a private CA is trusted
-    /// in addition to the public ones; `nil` uses libcurl's defaults.
-    let caBundle: [UInt8]?
+    let authorities: TrustedAuthorities
     /// Things worth a warning that did not prevent the setup.
-    private(set) var notes: [String] = []
+    var notes: [String] { authorities.notes }
 
     /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
     init(settings: FetchSettings, userAgent: String?) throws(SystemError) {
         self.settings = settings
         self.userAgent = userAgent ?? CoverdVersion.userAgent(contact: settings.contact)
-        guard let caFile = settings.caFile else {
-            caBundle = nil
-            return
-        }
-        var bundle: [UInt8] = []
-        if let system = CurlGlobal.defaultCABundle {
-            do {
-                bundle = try readRegularFile(system, limit: 16 << 20) + [0x0A]
-            } catch {
-                // Stricter, never looser: only ca_file is trusted then.
-                notes.append("cannot read the system CA bundle \(system) (\(error)); trusting only \(caFile)")
-            }
-        }
-        do {
-            bundle += try readRegularFile(caFile, limit: 16 << 20)
-        } catch {
-            switch error {
-            case .cannotOpen(let code), .readFailed(let code): throw SystemError("read ca_file", path: caFile, code: code)
-            case .notRegularFile, .tooLarge: throw SystemError("read ca_file", path: caFile, code: EINVAL)
-            }
-        }
-        caBundle = bundle
+        authorities = try TrustedAuthorities(caFile: settings.caFile)
     }
 
     func configure(_ transfer: Transfer) throws(CurlSetupError) {
@@ -63,12 +36,14 @@ struct TransferOptions {
         }
         try easy.set(CURLOPT_MAXFILESIZE_LARGE, offset: Int64(transfer.maxBytes), "MAXFILESIZE_LARGE")
         try easy.set(CURLOPT_USERAGENT, userAgent, "USERAGENT")
-        // No CURLOPT_PIPEWAIT (which curl -Z sets): on http:// libcurl 7.88 then parks new
-        // transfers to a host until one there finishes, not knowing yet whether the host
-        // multiplexes, so one slow answer held up the host's other covers
-        // (silentServerDoesNotHoldUpItsHost). The cost: an HTTP/2 host gets up to perHost
-        // connections instead of one (MAX_HOST_CONNECTIONS caps them), and admission limits
-        // its streams to perHost either way.
+        if Self.isHTTPS(transfer.url) {
+            // PIPEWAIT for https only: the TLS handshake (ALPN) tells libcurl whether the host
+            // multiplexes, so an HTTP/2 host gets one connection and a stalled handshake holds the
+            // host's other covers at most connect_timeout each; over http:// libcurl 7.88 learns it
+            // only from the first answer, and a silent one held up the host (TLSConnectionTests,
+            // silentServerDoesNotHoldUpItsHost).
+            try easy.set(CURLOPT_PIPEWAIT, 1, "PIPEWAIT")
+        }
         try easy.set(CURLOPT_TCP_KEEPALIVE, 1, "TCP_KEEPALIVE")
         try easy.set(CURLOPT_ERRORBUFFER, pointer: UnsafeMutableRawPointer(transfer.errorBuffer), "ERRORBUFFER")
         try easy.set(CURLOPT_WRITEFUNCTION, callback: transferWriteCallback, "WRITEFUNCTION")
@@ -84,15 +59,15 @@ struct TransferOptions {
             transfer.headers = headers
             try easy.set(CURLOPT_HTTPHEADER, pointer: UnsafeMutableRawPointer(headers.list), "HTTPHEADER")
         }
-        if let caBundle {
-            // CURL_BLOB_COPY: libcurl keeps its own copy, so no pointer outlives these closures.
-            let code = caBundle.withUnsafeBytes { raw in
-                var blob = curl_blob(data: UnsafeMutableRawPointer(mutating: raw.baseAddress), len: raw.count, flags: UInt32(CURL_BLOB_COPY))
-                return withUnsafeMutablePointer(to: &blob) { pointer in
-                    coverd_easy_setopt_pointer(easy.handle, CURLOPT_CAINFO_BLOB, UnsafeMutableRawPointer(pointer))
-                }
-            }
-            guard code == CURLE_OK else { throw CurlSetupError(option: "CAINFO_BLOB", code: code) }
+        if let file = authorities.file {
+            // A CAPATH (Debian's libcurl has /etc/ssl/certs) would keep libcurl from sharing one parsed store.
+            try easy.set(CURLOPT_CAINFO, file, "CAINFO")
+            try easy.set(CURLOPT_CAPATH, pointer: nil, "CAPATH")
         }
+    }
+
+    /// Whether `url`'s scheme is https, in any case.
+    private static func isHTTPS(_ url: CoverURL) -> Bool {
+        url.string.utf8.prefix(6).map { $0 | 0x20 }.elementsEqual("https:".utf8)
     }
 }

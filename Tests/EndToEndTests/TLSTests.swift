@@ -3,34 +3,6 @@ import CoverdTestSupport
 import Foundation
 import Testing
 
-/// A certificate authority and a server certificate for 127.0.0.1, made with openssl(1) for one test.
-struct TestCertificates {
-    let ca: String
-    let certificate: String
-    let key: String
-
-    /// - Parameter names: the certificate's subjectAltName entries.
-    init(in directory: String, names: String = "IP:127.0.0.1, DNS:localhost") throws {
-        ca = directory + "/ca.pem"
-        certificate = directory + "/server.pem"
-        key = directory + "/server.key"
-        let caKey = directory + "/ca.key"
-        let request = directory + "/server.csr"
-        let extensions = directory + "/san.ext"
-        try writeAtomically("subjectAltName = \(names)\nbasicConstraints = CA:FALSE\n", to: extensions)
-        try Self.openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", caKey, "-out", ca, "-days", "2",
-                          "-subj", "/CN=coverd test CA"])
-        try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"])
-        try Self.openssl(["x509", "-req", "-in", request, "-CA", ca, "-CAkey", caKey, "-CAcreateserial", "-out", certificate,
-                          "-days", "2", "-extfile", extensions])
-    }
-
-    static func openssl(_ arguments: [String]) throws {
-        let result = try runTool(["openssl"] + arguments)
-        guard result.status == 0 else { throw ToolError(message: "openssl \(arguments.first ?? ""): \(result.stderr)") }
-    }
-}
-
 @Suite("End to end: TLS", .serialized)
 struct TLSTests {
     @Test("Given an HTTPS server signed by a private CA, when fetched by default, then it fails with a certificate error")
@@ -79,6 +51,95 @@ struct TLSTests {
         let error = snapshot.entries[0].error ?? ""
         #expect(error.hasPrefix("TLS certificate verification failed") && error.contains("127.0.0.1"), "\(error)")
         #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given ca_file naming a CA other than the one that signed the server, when fetched, then it is refused")
+    func wrongCAIsRefused() throws {
+        let directory = TestDirectory("coverd-tls")
+        let certificates = try TestCertificates(in: directory.path)
+        let other = try TestCertificates(in: directory.sub("other"))
+        let server = try CoverServer(root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
+        try server.serve(PNGFixture.make(), at: "c.png")
+        let records = directory.sub("albums")
+        try writeAtomically("{\"title\": \"T\", \"artist\": \"A\", \"cover_url\": \"\(server.url("c.png"))\"}", to: records + "/a.json")
+        let config = directory.file("coverd.toml")
+        try writeAtomically("[fetch]\nca_file = \"\(other.ca)\"\n", to: config)
+        let daemon = try CoverdDaemon(records: records, cache: directory.file("cache"), arguments: ["--config", config])
+        let snapshot = try daemon.waitForStatus("failed") { $0.failed == 1 }
+        #expect(snapshot.entries[0].error?.hasPrefix("TLS certificate verification failed") == true, "\(snapshot.entries[0].error ?? "")")
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test("Given ca_file and covers on two TLS hosts (two connections at least), when coverd sync runs, then every cover is cached and the certificate authorities were read once")
+    func authoritiesAreReadOnce() throws {
+        // Given
+        let directory = TestDirectory("coverd-tls")
+        let certificates = try TestCertificates(in: directory.path)
+        let hosts = try (0..<2).map { index in
+            try CoverServer(root: directory.sub("www\(index)"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
+        }
+        let records = directory.sub("albums")
+        var albums: [String] = []
+        for (index, host) in hosts.enumerated() {
+            for cover in 0..<3 {
+                try host.serve(PNGFixture.make(seed: index * 10 + cover), at: "c\(cover).png")
+                albums.append("{\"title\": \"T\(index)-\(cover)\", \"artist\": \"A\", \"cover_url\": \"\(host.url("c\(cover).png"))\"}")
+            }
+        }
+        try writeAtomically("[" + albums.joined(separator: ",") + "]", to: records + "/a.json")
+        let config = directory.file("coverd.toml")
+        try writeAtomically("[fetch]\nca_file = \"\(certificates.ca)\"\n", to: config)
+
+        // When
+        let (result, opened) = try syncUnderStrace(records: records, cache: directory.file("cache"), arguments: ["--config", config], in: directory)
+
+        // Then: the bundle is one in-memory file (/proc/self/fd/<n>) that libcurl parses once and then shares
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.contains("6 cached"), "\(result.stdout)")
+        let authorities = opened.filter { $0.wholeMatch(of: /\/proc\/self\/fd\/[0-9]+/) != nil || $0.hasSuffix(".pem") || $0.hasSuffix(".crt") }
+        #expect(authorities.filter { $0.hasPrefix("/proc/self/fd/") }.count == 1, "\(authorities)")
+        #expect(authorities.filter { $0 == certificates.ca }.count == 1, "ca_file is read by coverd at start, not by each connection: \(authorities)")
+    }
+
+    @Test("Given no ca_file and covers on two TLS hosts, when coverd sync runs, then the system's certificate authorities were read once and the private CA is still refused")
+    func systemAuthoritiesAreReadOnce() throws {
+        // Given
+        let directory = TestDirectory("coverd-tls")
+        let certificates = try TestCertificates(in: directory.path)
+        let hosts = try (0..<2).map { index in
+            try CoverServer(root: directory.sub("www\(index)"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
+        }
+        let records = directory.sub("albums")
+        var albums: [String] = []
+        for (index, host) in hosts.enumerated() {
+            try host.serve(PNGFixture.make(seed: index), at: "c.png")
+            albums.append("{\"title\": \"T\(index)\", \"artist\": \"A\", \"cover_url\": \"\(host.url("c.png"))\"}")
+        }
+        try writeAtomically("[" + albums.joined(separator: ",") + "]", to: records + "/a.json")
+        let systemBundle = try runTool(["curl-config", "--ca"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try #require(FileManager.default.isReadableFile(atPath: systemBundle), "libcurl's CA bundle \(systemBundle)")
+
+        // When
+        let (result, opened) = try syncUnderStrace(records: records, cache: directory.file("cache"), arguments: [], in: directory)
+
+        // Then
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect(result.stdout.components(separatedBy: "TLS certificate verification failed").count == 3, "\(result.stdout)")
+        #expect(opened.filter { $0 == systemBundle }.count == 1, "\(opened.filter { $0.hasSuffix(".crt") || $0.hasSuffix(".pem") })")
+    }
+
+    /// `coverd sync` under strace(1): its result, and every path it opened, in order.
+    func syncUnderStrace(records: String, cache: String, arguments: [String], in directory: TestDirectory) throws -> (CommandResult, [String]) {
+        let trace = directory.file("strace.txt")
+        let result = try runTool(["strace", "-f", "-qq", "-o", trace, "-e", "trace=open,openat", coverdBinary, "sync",
+                                  "--records", records, "--cache", cache, "--give-up-after", "5"] + arguments)
+        let text = String(decoding: readBytes(trace) ?? [], as: UTF8.self)
+        // `123 openat(AT_FDCWD, "/path", O_RDONLY) = 7`; a call another thread interrupted ends in `<unfinished ...>`.
+        let opened = text.split(separator: "\n").compactMap { line -> String? in
+            guard let call = line.firstMatch(of: /open(at)?\((AT_FDCWD, )?"([^"]*)"/) else { return nil }
+            return String(call.3)
+        }
+        return (result, opened)
     }
 
     @Test("Given a setting that tries to turn verification off, when checked, then it is refused", arguments: [

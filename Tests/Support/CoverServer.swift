@@ -8,14 +8,17 @@ public final class CoverServer: Sendable {
     public let scheme: String
     private let process: Process
 
-    /// Starts the server and waits until it listens.
-    public init(root: String, tlsCertificate: String? = nil, tlsKey: String? = nil) throws {
+    /// Starts the server and waits until it listens. `stallHandshakes`: over TLS, how many
+    /// first connections are accepted and never get an answer to their handshake.
+    public init(root: String, tlsCertificate: String? = nil, tlsKey: String? = nil, stallHandshakes: Int = 0) throws {
         self.root = root
         scheme = tlsCertificate == nil ? "http" : "https"
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         var arguments = ["python3", CoverServer.scriptPath, "--root", root]
-        if let tlsCertificate, let tlsKey { arguments += ["--tls-cert", tlsCertificate, "--tls-key", tlsKey] }
+        if let tlsCertificate, let tlsKey {
+            arguments += ["--tls-cert", tlsCertificate, "--tls-key", tlsKey, "--stall-handshakes", String(stallHandshakes)]
+        }
         process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output

@@ -3,7 +3,9 @@
 
 Serves files from --root, counts every request, and answers /fault/... paths
 with the hostile behaviours the tests need. Prints "PORT <n>" on stdout once
-it listens on 127.0.0.1.
+it listens on 127.0.0.1. With --tls-cert and --tls-key it speaks HTTPS (ALPN
+http/1.1, each handshake in its connection's thread); --stall-handshakes N
+leaves the first N connections' handshakes unanswered.
 
   GET /__requests          {"total": N, "paths": {"/a.png": 2, ...}, "times": {"/a.png": [t1, t2]},
                             "max_in_flight": M, "in_flight": K, "user_agents": [...]}   (times: monotonic seconds)
@@ -19,6 +21,8 @@ it listens on 127.0.0.1.
   /fault/retry-date/<s>/<file>                 503 + Retry-After: <HTTP-date now+s> once, then the file
   /fault/throttle/<s>/<file>                   429 + Retry-After: <s> once, then the file
   /fault/silent                                accept, read the request, never answer
+  /fault/barrier/<n>/<file>                    hold each request until n such requests are in flight
+                                               together, then serve the file (503 after 30 s without them)
   /fault/slow/<bytes per second>/<file>        trickle the file
   /fault/short/<file>                          announce the full length, send half, close
   /fault/reset/<file>                          send half, then reset the connection
@@ -52,6 +56,8 @@ NOT_MODIFIED = {}
 FAILING = {}
 IN_FLIGHT = {"now": 0, "max": 0}
 LOCK = threading.Lock()
+BARRIER = threading.Condition(LOCK)
+ARRIVED = {}
 
 
 def count(path):
@@ -111,6 +117,7 @@ class Handler(BaseHTTPRequestHandler):
                 AGENTS.clear()
                 CONDITIONAL.clear()
                 NOT_MODIFIED.clear()
+                ARRIVED.clear()
                 IN_FLIGHT["max"] = IN_FLIGHT["now"]
             return self.respond(200, b"ok\n", "text/plain")
         if self.path.startswith("/__fail?"):
@@ -218,6 +225,16 @@ class Handler(BaseHTTPRequestHandler):
         if kind == "silent":
             time.sleep(3600)
             return None
+        if kind == "barrier":
+            # Only requests on connections of their own can be in flight together over HTTP/1.1.
+            wanted = int(parts[1])
+            with BARRIER:
+                ARRIVED[wanted] = ARRIVED.get(wanted, 0) + 1
+                BARRIER.notify_all()
+                met = BARRIER.wait_for(lambda: ARRIVED[wanted] >= wanted, timeout=30)
+            if not met:
+                return self.respond(503, b"barrier not reached\n", "text/plain")
+            return self.serve_file(rest)
         if kind == "slow":
             data = self.read_file(rest) or b""
             rate = max(1, int(parts[1]))
@@ -280,6 +297,26 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 256
+    tls = None
+    stall_handshakes = 0
+    stalled = []
+
+    def process_request_thread(self, request, client_address):
+        """Over TLS, each connection's handshake in its own thread, so one that stalls holds up no other;
+        the first --stall-handshakes connections are kept open and never answered."""
+        if self.tls is not None:
+            with LOCK:
+                stall = len(self.stalled) < self.stall_handshakes
+                if stall:
+                    self.stalled.append(request)
+            if stall:
+                return
+            try:
+                request = self.tls.wrap_socket(request, server_side=True)
+            except (ssl.SSLError, OSError):
+                self.shutdown_request(request)
+                return
+        super().process_request_thread(request, client_address)
 
 
 def main():
@@ -290,13 +327,18 @@ def main():
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
+    parser.add_argument("--stall-handshakes", type=int, default=0,
+                        help="TLS: accept this many first connections and never answer their handshakes")
     args = parser.parse_args()
     server = Server(("127.0.0.1", args.port), Handler)
     server.root = args.root
     if args.tls_cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.tls_cert, args.tls_key)
-        server.socket = context.wrap_socket(server.socket, server_side=True)
+        # What an HTTP/1.1 server says in its handshake (ALPN), so clients know at once it does not multiplex.
+        context.set_alpn_protocols(["http/1.1"])
+        server.tls = context
+        server.stall_handshakes = args.stall_handshakes
     print(f"PORT {server.server_address[1]}", flush=True)
     server.serve_forever()
 

@@ -1,0 +1,69 @@
+@testable import CoverdBase
+@testable import CoverdFetch
+import CoverdTestSupport
+import Foundation
+import Testing
+
+/// What every TLS connection is told to trust: one file, so that libcurl parses it once.
+@Suite("Trusted authorities")
+struct TrustedAuthoritiesTests {
+    @Test("Given ca_file, when the authorities are set up, then they name one sealed in-memory file holding the system bundle and then ca_file")
+    func caFileFollowsTheSystemBundle() throws {
+        // Given
+        let directory = TestDirectory()
+        let caFile = directory.file("extra.pem")
+        try writeAtomically("-----BEGIN CERTIFICATE-----\nextra\n-----END CERTIFICATE-----\n", to: caFile)
+        let system = try #require(CurlGlobal.defaultCABundle)
+
+        // When
+        let authorities = try TrustedAuthorities(caFile: caFile)
+
+        // Then
+        let file = try #require(authorities.file)
+        #expect(file.hasPrefix("/proc/self/fd/"), "\(file)")
+        #expect(readBytes(file) == (readBytes(system) ?? []) + [0x0A] + (readBytes(caFile) ?? []))
+        #expect(authorities.notes.isEmpty, "\(authorities.notes)")
+        let fd = open(file, O_RDWR)
+        defer { if fd >= 0 { close(fd) } }
+        // Root may open it for writing despite its mode; the seal refuses the write itself.
+        #expect(fd < 0 || write(fd, "x", 1) < 0, "its bytes cannot change")
+    }
+
+    @Test("Given ca_file read again unchanged (a reload), then the same file is named; given it changed, another one")
+    func sameBundleSameFile() throws {
+        // Given
+        let directory = TestDirectory()
+        let caFile = directory.file("extra.pem")
+        try writeAtomically("first\n", to: caFile)
+        let first = try TrustedAuthorities(caFile: caFile)
+
+        // When
+        let again = try TrustedAuthorities(caFile: caFile)
+        try writeAtomically("second\n", to: caFile)
+        let changed = try TrustedAuthorities(caFile: caFile)
+
+        // Then: libcurl keys its parsed store by the name, so an unchanged bundle keeps it
+        #expect(again.file == first.file)
+        #expect(changed.file != first.file)
+        #expect(readBytes(try #require(first.file))?.suffix(6) == Array("first\n".utf8), "the earlier file lives on")
+        #expect(readBytes(try #require(changed.file))?.suffix(7) == Array("second\n".utf8))
+    }
+
+    @Test("Given no ca_file, when the authorities are set up, then they name libcurl's own bundle, as a file")
+    func systemBundleAlone() throws {
+        let authorities = try TrustedAuthorities(caFile: nil)
+        #expect(authorities.file == CurlGlobal.defaultCABundle)
+        #expect(authorities.notes.isEmpty)
+    }
+
+    @Test("Given a ca_file that is missing or a directory, when the authorities are set up, then the error names ca_file, its path and the errno")
+    func unreadableCAFile() throws {
+        let directory = TestDirectory()
+        #expect(throws: SystemError("read ca_file", path: directory.file("missing.pem"), code: ENOENT)) {
+            try TrustedAuthorities(caFile: directory.file("missing.pem"))
+        }
+        #expect(throws: SystemError("read ca_file", path: directory.path, code: EINVAL)) {
+            try TrustedAuthorities(caFile: directory.path)
+        }
+    }
+}
