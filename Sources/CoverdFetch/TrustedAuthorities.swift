@@ -7,10 +7,10 @@ import Musl
 #endif
 
 /// The certificate authorities every TLS connection trusts, named by one file
-/// (CURLOPT_CAINFO, with no CAPATH): libcurl 7.87 and later then parse them
-/// once per multi handle and share the store between connections for
-/// CURLOPT_CA_CACHE_TIMEOUT (24 hours). It caches nothing for a CAINFO_BLOB or
-/// a CAPATH, and each connection parsed its own copy of the bundle.
+/// (CURLOPT_CAINFO, with no CAPATH), because only then does libcurl (7.87 and
+/// later) parse them once per multi handle and share the store between
+/// connections, for CURLOPT_CA_CACHE_TIMEOUT (24 hours); with a CAINFO_BLOB or
+/// a CAPATH each connection parses a copy of its own.
 struct TrustedAuthorities: Sendable {
     /// CURLOPT_CAINFO; nil leaves libcurl's defaults (a libcurl with no CA bundle of its own).
     let file: String?
