@@ -32,6 +32,8 @@ final class Transfer {
 
     /// What a revalidation sends back; nil for a plain download.
     let revalidating: Validators?
+    /// Asked before body bytes are kept: false pauses the transfer (the loop's `BodyBudget`); nil for an answer, never paused.
+    var mayTake: ((Int) -> Bool)?
 
     init(
         id: FetchID, url: CoverURL, easy: CurlEasy, maxBytes: Int, revalidating: Validators? = nil,
@@ -75,6 +77,8 @@ final class Transfer {
             exceededLimit = true
             return 0
         }
+        // libcurl keeps these bytes and offers them again once the loop resumes the transfer.
+        if let mayTake, !mayTake(data.count) { return Int(CURL_WRITEFUNC_PAUSE) }
         body.append(contentsOf: data)
         return data.count
     }
