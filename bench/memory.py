@@ -11,6 +11,7 @@ corpora here (generated once and kept under .build-bench/, as bench.py's are):
           3% 2.5-4 MiB; one in six RGBA, half split into 8 KiB IDAT chunks
   large   1,500 PNGs of 1-4 MiB (RGB and RGBA, half split)
   jpeg    300 JPEGs of 500-1,200 pixels a side (cjpeg, quality 85), converted to PNG
+  tiny    10,000 PNGs of 0.6-2 KiB: what 10,000 albums cost with next to no image bytes
 
 Each run is a full sync (`coverd run` until every album is cached, as bench.py's
 sync row) on a fresh filesystem: a loop-mounted ext4 with its journal (`ext4`) or
@@ -87,6 +88,7 @@ CORPORA = {
                                                  (0.12, MIB, 5 * MIB // 2), (0.03, 5 * MIB // 2, 4 * MIB)]),
     "large": lambda: png_corpus("large", 1_500, [(1.0, MIB, 4 * MIB)]),
     "photo": lambda: bench.corpus(10_000),
+    "tiny": lambda: png_corpus("tiny", 10_000, [(1.0, 600, 2 * KIB)]),
 }
 
 
@@ -154,7 +156,7 @@ def sync_once(binary, urls, ids, expected_check, parallel, trace=None):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--binary", required=True, action="append", help="NAME=BINARY or BINARY; repeat to alternate builds")
-    parser.add_argument("--corpus", action="append", choices=[*CORPORA, "jpeg"], help="default: all four")
+    parser.add_argument("--corpus", action="append", choices=[*CORPORA, "jpeg"], help="default: photo, mixed, large and jpeg")
     parser.add_argument("--fs", action="append", choices=["ext4", "tmpfs"], help="default: both")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--parallel", type=int, default=32)
@@ -164,7 +166,7 @@ def main():
         sys.exit("memory.py needs root: it mounts a filesystem for the runs")
     builds = [entry.partition("=")[::2] if "=" in entry else (os.path.basename(entry), entry) for entry in args.binary]
     os.makedirs(bench.WORK, exist_ok=True)
-    corpora = args.corpus or [*CORPORA, "jpeg"]
+    corpora = args.corpus or ["photo", "mixed", "large", "jpeg"]
     directories = {name: (jpeg_corpus() if name == "jpeg" else CORPORA[name]()) for name in corpora}
     failed = []
     for filesystem in args.fs or ["ext4", "tmpfs"]:
