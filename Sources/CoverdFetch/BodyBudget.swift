@@ -1,24 +1,27 @@
 /// The bytes of cover bodies in memory, and which transfers may add to them:
-/// what running transfers have received so far, plus the bodies delivered and
-/// not yet consumed (written to their temporary files). A count of bodies
-/// bounds nothing when covers run to megabytes, so the loop starts no cover
-/// while this is at its limit, and a transfer whose next piece would pass it
-/// is paused until bodies are consumed.
+/// what running transfers were granted (a body whose length is announced is
+/// granted whole at its first bytes, since it is allocated whole then), plus
+/// the bodies delivered and not yet consumed (written to their temporary
+/// files). A count of bodies bounds nothing when covers run to megabytes, so
+/// the loop starts no cover while this is at its limit, and a transfer whose
+/// next grant would pass it is paused until bodies are consumed.
 ///
-/// While no delivered body waits to be consumed, the oldest running transfer
-/// is never paused, so one always makes progress: a body larger than the
-/// whole limit still arrives (memory is then at most the limit plus that
-/// body). While bodies wait, their consumption is the progress, and nothing
-/// passes the limit. Pure bookkeeping, owned by the transfer loop.
+/// First come, first served: a transfer is granted nothing while an older one
+/// waits, so a large body is not passed by small ones for ever; and one is
+/// granted past the limit only when nothing but its own bytes is in memory, so
+/// memory stays within the limit or one body, whichever is larger, and that
+/// body still arrives. A granted body needs nothing more, and delivered ones
+/// are consumed, so the oldest waiting transfer always gets its turn. Pure
+/// bookkeeping, owned by the transfer loop.
 struct BodyBudget {
     let limit: Int
     /// Delivered and not yet consumed.
     private(set) var held = 0
-    /// Received so far by each running transfer, with the order it started in.
+    /// Granted so far to each running transfer, with the order it started in.
     private var receiving: [FetchID: (order: UInt64, bytes: Int)] = [:]
     private var receivingBytes = 0
     private var nextOrder: UInt64 = 0
-    /// Paused transfers, waiting for room for the piece they were refused.
+    /// Paused transfers, with the grant each was refused.
     private var paused: [FetchID: Int] = [:]
 
     init(limit: Int) {
@@ -36,8 +39,8 @@ struct BodyBudget {
 
     var snapshot: Snapshot { Snapshot(held: held, receiving: receivingBytes, paused: paused.count) }
 
-    /// Whether a new transfer may start: not while the bytes in memory are at the limit.
-    var admitsMore: Bool { total < limit }
+    /// Whether a new transfer may start: not while the bytes in memory are at the limit, nor while one waits.
+    var admitsMore: Bool { total < limit && paused.isEmpty }
 
     /// A transfer that counts against the budget started.
     mutating func began(_ id: FetchID) {
@@ -49,7 +52,8 @@ struct BodyBudget {
     /// remembered as paused). Bytes taken are counted.
     mutating func take(_ count: Int, for id: FetchID) -> Bool {
         guard let entry = receiving[id] else { return true }  // not a counted transfer
-        if total + count > limit && !(held == 0 && id == oldest) {
+        let olderWaits = paused.keys.contains { $0 != id && (receiving[$0]?.order ?? .max) < entry.order }
+        guard !olderWaits && fits(count, beside: entry.bytes) else {
             paused[id] = count
             return false
         }
@@ -72,27 +76,27 @@ struct BodyBudget {
         held = max(0, held - max(0, bytes))
     }
 
-    /// Paused transfers to resume now, oldest first: those whose refused piece
-    /// fits in the room left by the ones before them, and the oldest running
-    /// one whenever no body waits (it is not held back then). libcurl offers a
+    /// Paused transfers to resume now, oldest first, as long as each one's
+    /// refused grant fits beside what is in memory and granted to the ones
+    /// before it; the first that does not fit stops the rest. libcurl offers a
     /// resumed transfer the piece it kept, so one resumed without room would
     /// only pause again, at every turn of the loop.
     mutating func toResume() -> [FetchID] {
         guard !paused.isEmpty else { return [] }
-        let lead = held == 0 ? oldest : nil
-        var room = limit - total
+        var granted = 0
         var resumed: [FetchID] = []
-        for (id, wanted) in paused.sorted(by: { receiving[$0.key]?.order ?? .max < receiving[$1.key]?.order ?? .max })
-        where id == lead || wanted <= room {
+        for (id, wanted) in paused.sorted(by: { receiving[$0.key]?.order ?? .max < receiving[$1.key]?.order ?? .max }) {
+            let room = granted == 0 ? fits(wanted, beside: receiving[id]?.bytes ?? 0) : total + granted + wanted <= limit
+            guard room else { break }
             resumed.append(id)
-            room -= wanted
+            granted += wanted
         }
         for id in resumed { paused[id] = nil }
         return resumed
     }
 
-    /// The running transfer that started first.
-    private var oldest: FetchID? {
-        receiving.min { $0.value.order < $1.value.order }?.key
+    /// Whether `count` more bytes fit: within the limit, or past it when all in memory is the transfer's own `bytes`.
+    private func fits(_ count: Int, beside own: Int) -> Bool {
+        total + count <= limit || total == own
     }
 }

@@ -26,7 +26,7 @@ public final class CurlFetcher: CoverFetching {
     /// not yet consumed), beyond the one body the oldest transfer may bring:
     /// enough for the workers never to wait on loopback, small enough that a
     /// sync of large covers stays within the daemon's memory goal.
-    public static let bodyMemory = 8 << 20
+    public static let bodyMemory = 4 << 20
 
     /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
     public convenience init(settings: FetchSettings, userAgent: String? = nil) throws(SystemError) {

@@ -9,8 +9,8 @@ package final class InflateMemory: Sendable {
     package let limit: Int
     private let used = Mutex(0)
 
-    /// Room for one full-size in-memory check (`PNGImageData.inMemoryLimit`) and a smaller one beside it.
-    package static let shared = InflateMemory(limit: 12 << 20)
+    /// Room for one full-size in-memory check (`PNGImageData.inMemoryLimit`), or several smaller ones.
+    package static let shared = InflateMemory(limit: 8 << 20)
 
     package init(limit: Int) {
         self.limit = limit

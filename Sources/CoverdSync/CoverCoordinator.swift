@@ -226,6 +226,7 @@ public final class CoverCoordinator: Sendable {
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
             if let bodyBytes { self?.fetcher.bodyConsumed(bytes: bodyBytes) }
+            FreePageRelease.shared.releaseIfDue()
             guard let self else { return }
             let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {

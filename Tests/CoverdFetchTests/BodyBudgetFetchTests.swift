@@ -11,7 +11,7 @@ import Testing
 /// are bounded in bytes, whatever their number, and transfers wait paused.
 @Suite("Body budget of the curl fetcher", .serialized)
 struct BodyBudgetFetchTests {
-    @Test("Given covers larger than half the body budget and a consumer that keeps every body, when fetched, then one body is delivered and every other transfer waits paused; once bodies are consumed, each arrives whole")
+    @Test("Given covers larger than half the body budget and a consumer that keeps every body, when fetched, then at most the budget and one body are in memory and the other transfers wait paused; once bodies are consumed, each arrives whole")
     func bodiesWaitForRoom() throws {
         // Given: six covers of 300 KiB, all six transfers at once, 512 KiB of bodies in memory
         let directory = TestDirectory()
@@ -38,12 +38,12 @@ struct BodyBudgetFetchTests {
             fetcher.fetch(id, url: try CoverURL(validating: server.url("c\(index).bin"))) { outcomes.record(id, $0) }
         }
 
-        // Then: two bodies would pass the budget, so one arrives and the other five wait
-        try waitUntil("five transfers paused") { try snapshot(of: fetcher).paused == 5 }
+        // Then: every transfer delivered or paused; the oldest may pass the budget by its one body while none waits
+        try waitUntil("every transfer delivered or paused") { try snapshot(of: fetcher).paused + outcomes.all.count == 6 }
         let spent = try snapshot(of: fetcher)
-        #expect(outcomes.all.count == 1)
-        #expect(spent.held == size)
-        #expect(spent.held + spent.receiving <= budget)
+        #expect((1...2).contains(outcomes.all.count))
+        #expect(spent.held == outcomes.all.count * size)
+        #expect(spent.held + spent.receiving <= budget + size)
 
         // When: each body is consumed as it arrives
         for _ in 0..<6 {

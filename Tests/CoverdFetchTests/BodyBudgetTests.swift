@@ -4,8 +4,8 @@ import Testing
 /// The bytes of bodies in memory, and which transfers wait for room.
 @Suite("Body budget")
 struct BodyBudgetTests {
-    @Test("Given two transfers and a budget of 100 bytes, when the younger's piece would pass it, then the younger is paused and the oldest still takes its bytes")
-    func youngerPausedPastTheLimit() {
+    @Test("Given a transfer whose bytes are all that is in memory, when it passes the limit, then it is granted, and another transfer is then paused")
+    func aloneMayPassTheLimit() {
         // Given
         var budget = BodyBudget(limit: 100)
         budget.began(FetchID(1))
@@ -13,15 +13,38 @@ struct BodyBudgetTests {
         let first = budget.take(60, for: FetchID(2))
 
         // When
-        let younger = budget.take(60, for: FetchID(2))
-        let oldest = budget.take(60, for: FetchID(1))
+        let alone = budget.take(60, for: FetchID(2))
+        let other = budget.take(10, for: FetchID(1))
 
-        // Then: the oldest may pass the limit while no delivered body waits
+        // Then: memory is within the limit or one body, whichever is larger
         #expect(first)
-        #expect(!younger)
-        #expect(oldest)
+        #expect(alone)
+        #expect(!other)
         #expect(budget.snapshot == BodyBudget.Snapshot(held: 0, receiving: 120, paused: 1))
         #expect(!budget.admitsMore)
+    }
+
+    @Test("Given an older transfer waiting for room for a large grant, when a younger one asks for a small grant that would fit, then the younger waits its turn and no transfer starts")
+    func firstComeFirstServed() {
+        // Given: 50 held; 1 waits for 80
+        var budget = BodyBudget(limit: 100)
+        for id in 0...2 { budget.began(FetchID(UInt64(id))) }
+        let delivered = budget.take(50, for: FetchID(0))
+        budget.ended(FetchID(0), delivered: true)
+        let large = budget.take(80, for: FetchID(1))
+
+        // When
+        let small = budget.take(10, for: FetchID(2))
+        let admits = budget.admitsMore
+        budget.consumed(50)
+        let resumed = budget.toResume()
+
+        // Then
+        #expect(delivered)
+        #expect(!large)
+        #expect(!small)
+        #expect(!admits)
+        #expect(resumed == [FetchID(1), FetchID(2)])
     }
 
     @Test("Given a delivered body waiting to be consumed, when the oldest transfer's piece would pass the limit, then it is paused too")
@@ -62,7 +85,7 @@ struct BodyBudgetTests {
         #expect(refused == [false, false, false])
         #expect(resumed == [FetchID(2), FetchID(3)])
         #expect(budget.snapshot.paused == 1)
-        #expect(budget.admitsMore)
+        #expect(!budget.admitsMore, "4 still waits its turn")
     }
 
     @Test("Given the oldest transfer past the limit and a younger one paused, when the oldest fails, then its bytes are dropped and the younger is resumed")

@@ -1,0 +1,43 @@
+import CLinux
+@testable import CoverdBase
+import Testing
+
+/// The allocator settings a sync's peak memory depends on.
+@Suite("Malloc settings", .serialized)
+struct MallocSettingsTests {
+    @Test("Given the daemon's settings, when a 600 KiB buffer is allocated, then it gets pages of its own, given back when it is freed")
+    func midSizeBuffersAreMapped() throws {
+        // Given
+        MallocSettings.apply()
+        let before = mallinfo2().hblks
+
+        // When
+        let buffer = try #require(malloc(600 << 10))
+        let during = mallinfo2().hblks
+        free(buffer)
+        let after = mallinfo2().hblks
+
+        // Then
+        #expect(during == before + 1)
+        #expect(after == before)
+    }
+
+    @Test("Given a release of free pages just made, when asked again within its interval, then nothing is released until the interval has passed")
+    func releasesAtMostOncePerInterval() {
+        // Given
+        let release = FreePageRelease(interval: .milliseconds(250))
+        let start = ContinuousClock.now
+
+        // When
+        let first = release.releaseIfDue(now: start)
+        let soon = release.releaseIfDue(now: start + .milliseconds(100))
+        let later = release.releaseIfDue(now: start + .milliseconds(250))
+        let again = release.releaseIfDue(now: start + .milliseconds(300))
+
+        // Then
+        #expect(first)
+        #expect(!soon)
+        #expect(later)
+        #expect(!again)
+    }
+}
