@@ -5,21 +5,9 @@ import Testing
 /// The allocator settings a sync's peak memory depends on.
 @Suite("Malloc settings", .serialized)
 struct MallocSettingsTests {
-    @Test("Given the daemon's settings, when a 600 KiB buffer is allocated, then it gets pages of its own, given back when it is freed")
-    func midSizeBuffersAreMapped() throws {
-        // Given
-        MallocSettings.apply()
-        let before = mallinfo2().hblks
-
-        // When
-        let buffer = try #require(malloc(600 << 10))
-        let during = mallinfo2().hblks
-        free(buffer)
-        let after = mallinfo2().hblks
-
-        // Then
-        #expect(during == before + 1)
-        #expect(after == before)
+    @Test("Given the daemon's allocator settings, when applied, then glibc accepts each of them")
+    func settingsAccepted() {
+        #expect(MallocSettings.apply())
     }
 
     @Test("Given a release of free pages just made, when asked again within its interval, then nothing is released until the interval has passed")
