@@ -86,7 +86,7 @@ public enum FetchOutcome: Sendable {
 /// What a fetch is for, which decides how it waits for its turn and what it holds.
 public enum FetchPurpose: Sendable, Equatable {
     /// A cover: waits its turn under `concurrency` and `per_host`, and its
-    /// body holds one unit of the body budget until `bodyConsumed()`.
+    /// body counts against the body budget until `bodyConsumed(bytes:)`.
     case cover
     /// A web service's small answer, at most `limit` bytes, which its caller
     /// paces (MusicBrainz's `RatePacer`) and reads at once: it starts when
@@ -104,14 +104,17 @@ public enum FetchPurpose: Sendable, Equatable {
 /// `completion` is called exactly once per `fetch`, on an unspecified thread,
 /// with `.cancelled` when the fetch was cancelled or the fetcher shut down.
 ///
-/// Backpressure: every `.cover` fetch's `.success` holds one unit of the fetcher's body
-/// budget until the caller calls `bodyConsumed()`; while the budget is spent,
-/// no new transfer starts, so memory stays bounded however slow the consumer.
+/// Backpressure: every `.cover` fetch's body counts against the fetcher's body
+/// budget, in bytes, while it is received and, once delivered with `.success`,
+/// until the caller calls `bodyConsumed(bytes:)` with its size; while the
+/// budget is spent no new transfer starts and running ones are paused (all but
+/// the oldest), so memory stays bounded however slow the consumer and however
+/// large the covers.
 public protocol CoverFetching: Sendable {
     func fetch(_ id: FetchID, url: CoverURL, purpose: FetchPurpose, completion: @escaping @Sendable (FetchOutcome) -> Void)
     func cancel(_ id: FetchID)
-    /// A cover's body delivered with `.success` has been written or dropped.
-    func bodyConsumed()
+    /// A cover's body delivered with `.success`, of `bytes` bytes, has been written or dropped.
+    func bodyConsumed(bytes: Int)
     /// New limits and timeouts, for transfers started from now on.
     func apply(_ settings: FetchSettings) throws(SystemError)
     /// Cancels everything and stops; returns when no transfer is running.

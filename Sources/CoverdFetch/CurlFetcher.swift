@@ -22,13 +22,22 @@ public final class CurlFetcher: CoverFetching {
     /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
     public let notes: [String]
 
+    /// Bytes of cover bodies held in memory at once (received, or delivered and
+    /// not yet consumed), beyond the one body the oldest transfer may bring:
+    /// enough for the workers never to wait on loopback, small enough that a
+    /// sync of large covers stays within the daemon's memory goal.
+    public static let bodyMemory = 4 << 20
+
     /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
     public convenience init(settings: FetchSettings, userAgent: String? = nil) throws(SystemError) {
         try self.init(settings: settings, userAgent: userAgent, longestWait: CurlSocketDriver.defaultLongestWait)
     }
 
     /// `longestWait`: see `CurlSocketDriver.defaultLongestWait` (tests lengthen it, to see libcurl's timer alone at work).
-    init(settings: FetchSettings, userAgent: String?, longestWait: Duration) throws(SystemError) {
+    /// `bodyMemory`: see `CurlFetcher.bodyMemory` (tests shrink it).
+    init(
+        settings: FetchSettings, userAgent: String?, longestWait: Duration, bodyMemory: Int = CurlFetcher.bodyMemory
+    ) throws(SystemError) {
         self.userAgent = userAgent
         inbox = try TransferInbox()
         let options = try TransferOptions(settings: settings, userAgent: userAgent)
@@ -40,7 +49,7 @@ public final class CurlFetcher: CoverFetching {
             // Named from inside: Foundation names the kernel's thread (`comm`, 15 bytes at most,
             // as `top -H` and /proc show it) only for the current thread.
             Thread.current.name = CurlFetcher.threadName
-            TransferLoop(inbox: inbox, options: options, epoll: epoll, longestWait: longestWait).run()
+            TransferLoop(inbox: inbox, options: options, epoll: epoll, longestWait: longestWait, bodyMemory: bodyMemory).run()
             stopped.signal()
         }
         thread.start()
@@ -61,14 +70,19 @@ public final class CurlFetcher: CoverFetching {
         inbox.send(.cancel(id))
     }
 
-    public func bodyConsumed() {
-        inbox.send(.bodyConsumed)
+    public func bodyConsumed(bytes: Int) {
+        inbox.send(.bodyConsumed(bytes: bytes))
     }
 
     /// Reads `ca_file` here, on the caller's thread, so that an unreadable
     /// file is the caller's error and the running transfers keep the old settings.
     public func apply(_ settings: FetchSettings) throws(SystemError) {
         inbox.send(.settings(try TransferOptions(settings: settings, userAgent: userAgent)))
+    }
+
+    /// The body budget as the transfer thread sees it between two turns (tests watch bodies wait for room).
+    func inspectBudget(_ reply: @escaping @Sendable (BodyBudget.Snapshot) -> Void) {
+        inbox.send(.inspectBudget(reply))
     }
 
     public func shutdown() {

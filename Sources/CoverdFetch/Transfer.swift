@@ -20,6 +20,10 @@ final class Transfer {
     private(set) var exceededLimit = false
     private(set) var abandonedErrorBody = false
     private var discarded = 0
+    /// The final response's Content-Length, allocated whole when its body starts.
+    private var announcedLength: Int?
+    /// Bytes of body the budget has granted (`mayTake`): the announced length once the body starts.
+    private var counted = 0
     /// An error page longer than this is abandoned (the status is all coverd needs).
     static let errorBodyLimit = 64 * 1024
     private(set) var status = 0
@@ -32,6 +36,8 @@ final class Transfer {
 
     /// What a revalidation sends back; nil for a plain download.
     let revalidating: Validators?
+    /// Asked before body bytes are kept: false pauses the transfer (the loop's `BodyBudget`); nil for an answer, never paused.
+    var mayTake: ((Int) -> Bool)?
 
     init(
         id: FetchID, url: CoverURL, easy: CurlEasy, maxBytes: Int, revalidating: Validators? = nil,
@@ -75,6 +81,14 @@ final class Transfer {
             exceededLimit = true
             return 0
         }
+        // The whole announced body is allocated at its first bytes, so that is what the budget is asked for.
+        let needed = max(announcedLength ?? 0, body.count + data.count)
+        if needed > counted {
+            // libcurl keeps these bytes and offers them again once the loop resumes the transfer.
+            if let mayTake, !mayTake(needed - counted) { return Int(CURL_WRITEFUNC_PAUSE) }
+            if body.isEmpty, let announcedLength { body.reserveCapacity(announcedLength) }
+            counted = needed
+        }
         body.append(contentsOf: data)
         return data.count
     }
@@ -84,6 +98,7 @@ final class Transfer {
     fileprivate func header(_ line: UnsafeRawBufferPointer) -> Bool {
         switch HTTPHeaderLine(line) {
         case .status(let code, let text):
+            announcedLength = nil
             status = code
             reason = text
             retryAfter = nil
@@ -99,7 +114,7 @@ final class Transfer {
                 exceededLimit = true
                 return false
             }
-            body.reserveCapacity(length)
+            announcedLength = length
         case .contentLength, .other:
             break
         }

@@ -8,7 +8,10 @@ enum TransferCommand: Sendable {
     case cancel(FetchID)
     case settings(TransferOptions)
     case probe(@Sendable () -> Void)
-    case bodyConsumed
+    /// Answered with the body budget as it stands between two turns of the loop.
+    case inspectBudget(@Sendable (BodyBudget.Snapshot) -> Void)
+    /// A delivered body of this many bytes was written or dropped.
+    case bodyConsumed(bytes: Int)
     case shutdown
 }
 

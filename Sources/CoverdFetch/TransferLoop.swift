@@ -32,6 +32,8 @@ final class TransferLoop {
     /// Bodies delivered but not yet consumed (written to a temporary file).
     private static let bodiesWaitingAllowance = 8
     private var bodiesInHand = 0
+    /// The bytes of cover bodies in memory, received or waiting to be consumed.
+    private var budget: BodyBudget
 
     private struct Waiting {
         var id: FetchID
@@ -43,9 +45,10 @@ final class TransferLoop {
         var completion: @Sendable (FetchOutcome) -> Void
     }
 
-    init(inbox: TransferInbox, options: TransferOptions, epoll: EpollSet, longestWait: Duration) {
+    init(inbox: TransferInbox, options: TransferOptions, epoll: EpollSet, longestWait: Duration, bodyMemory: Int) {
         self.inbox = inbox
         self.options = options
+        budget = BodyBudget(limit: bodyMemory)
         classifier = TransferOutcomeClassifier(settings: options.settings)
         driver = CurlSocketDriver(multi: CurlMulti(settings: options.settings), epoll: epoll, longestWait: longestWait)
         admission = AdmissionQueue(concurrency: options.settings.concurrency, perHost: options.settings.perHost)
@@ -66,6 +69,7 @@ final class TransferLoop {
                 }
                 handle(command)
             }
+            resumeWithRoom()
             startAdmitted()
             if driver.waitAndAct(transfersActive: !active.isEmpty) { inbox.wake.drain() }
             collectFinished()
@@ -98,8 +102,11 @@ final class TransferLoop {
             admission.perHost = newOptions.settings.perHost
         case .probe(let reply):
             reply()
-        case .bodyConsumed:
+        case .inspectBudget(let reply):
+            reply(budget.snapshot)
+        case .bodyConsumed(let bytes):
             bodiesInHand = max(0, bodiesInHand - 1)
+            budget.consumed(bytes)
         case .shutdown:
             break
         }
@@ -110,8 +117,10 @@ final class TransferLoop {
             if begin(answersWaiting.removeFirst(), admittedFrom: nil) { answersActive += 1 }
         }
         // A few bodies may wait for a worker while every transfer runs: enough
-        // to keep the workers busy, few enough to bound memory.
+        // to keep the workers busy, few enough to bound memory; and none starts
+        // while the bodies' bytes are at their budget.
         while bodiesInHand + admission.activeCount < admission.concurrency + TransferLoop.bodiesWaitingAllowance,
+            budget.admitsMore,
             let (next, origin) = admission.next().map({ ($0.item, $0.origin) })
         {
             guard waiting.removeValue(forKey: next.id) != nil else {
@@ -146,8 +155,27 @@ final class TransferLoop {
             return false
         }
         active[next.id] = transfer
-        if let origin { origins[next.id] = origin }
+        if let origin {
+            origins[next.id] = origin
+            // A cover's bytes count against the budget; an answer's never wait for it.
+            budget.began(next.id)
+            let id = next.id
+            transfer.mayTake = { [unowned self] count in budget.take(count, for: id) }
+        }
         return true
+    }
+
+    /// Resumes the paused transfers the budget has room for again (bodies were
+    /// consumed, or transfers ended). libcurl may hand a resumed transfer the
+    /// bytes it kept from inside `curl_easy_pause`, so the budget is asked again there.
+    private func resumeWithRoom() {
+        for id in budget.toResume() {
+            guard let transfer = active[id] else { continue }
+            let code = curl_easy_pause(transfer.easy.handle, CURLPAUSE_RECV_CONT | CURLPAUSE_SEND_CONT)
+            if code != CURLE_OK {
+                finish(transfer, with: .failure(FetchFailure(kind: .other, message: "cannot resume the transfer: \(String(cString: curl_easy_strerror(code)))")))
+            }
+        }
     }
 
     private func collectFinished() {
@@ -169,10 +197,14 @@ final class TransferLoop {
     private func finish(_ transfer: Transfer, with outcome: FetchOutcome) {
         curl_multi_remove_handle(multi.handle, transfer.easy.handle)
         active[transfer.id] = nil
+        transfer.mayTake = nil
         if let origin = origins.removeValue(forKey: transfer.id) {
             // A cover: its slot frees, and its body is held until consumed.
             admission.finished(origin: origin)
-            if case .success = outcome { bodiesInHand += 1 }
+            let delivered: Bool
+            if case .success = outcome { delivered = true } else { delivered = false }
+            if delivered { bodiesInHand += 1 }
+            budget.ended(transfer.id, delivered: delivered)
         } else {
             answersActive -= 1
         }
@@ -195,6 +227,7 @@ final class TransferLoop {
             switch command {
             case .start(_, _, _, let completion): completion(.failure(FetchFailure(kind: .cancelled, message: "cancelled: shutting down")))
             case .probe(let reply): reply()
+            case .inspectBudget(let reply): reply(budget.snapshot)
             case .cancel, .settings, .bodyConsumed, .shutdown: break
             }
         }

@@ -10,9 +10,17 @@ import CZlib
 ///
 /// An image of up to `inMemoryLimit` bytes of rows, whose compressed stream
 /// is no larger, is inflated by libdeflate into one buffer (about twice
-/// zlib's speed on photo-like covers); any other is inflated by zlib through
-/// a small scratch buffer, so memory stays bounded whatever the image's size.
+/// zlib's speed on photo-like covers) when `InflateMemory` has room for its
+/// rows (and for the copy of a stream split over several chunks); any other is
+/// inflated by zlib through a small scratch buffer, so memory stays bounded
+/// whatever the images' sizes and however many are checked at once.
 struct PNGImageData {
+    /// How an image's data was inflated.
+    enum Path: Equatable {
+        case inMemory
+        case streamed
+    }
+
     /// Rows (and a compressed stream) up to this size are inflated whole in memory; 8 MiB is a 1,600×1,300 RGBA cover.
     static let inMemoryLimit = 8 << 20
 
@@ -24,7 +32,10 @@ struct PNGImageData {
     }
 
     /// Inflates `chunks` (the IDAT payloads, in order) and checks the rows' size, filter types and checksum.
-    static func check(_ chunks: [UnsafeRawBufferPointer], info: PNGInfo) throws(PNGValidationError) {
+    @discardableResult
+    static func check(
+        _ chunks: [UnsafeRawBufferPointer], info: PNGInfo, memory: InflateMemory = .shared
+    ) throws(PNGValidationError) -> Path {
         let chunks = chunks.filter { $0.count > 0 }
         let total = chunks.reduce(0) { $0 + $1.count }
         guard total >= 2 else { throw .structure("image data ends early (no zlib header)") }
@@ -33,11 +44,14 @@ struct PNGImageData {
         let scanlines = PNGScanlines(info)
         let expected = scanlines.byteCount
         // Both bounded: the rows, and the copy of a stream split over several IDAT chunks.
-        if expected <= inMemoryLimit && total <= inMemoryLimit {
+        let needed = expected + (chunks.count > 1 ? total : 0)
+        if expected <= inMemoryLimit && total <= inMemoryLimit && memory.take(needed) {
+            defer { memory.give(needed) }
             try inMemory(chunks, total: total, scanlines: scanlines, info: info)
-        } else {
-            try streamed(chunks, scanlines: scanlines, info: info)
+            return .inMemory
         }
+        try streamed(chunks, scanlines: scanlines, info: info)
+        return .streamed
     }
 
     /// libdeflate wants the stream in one piece: IDAT chunks past the first are copied together.

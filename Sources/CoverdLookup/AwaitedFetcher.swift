@@ -14,7 +14,7 @@ final class AwaitedFetcher: Sendable {
         self.fetcher = fetcher
     }
 
-    /// A cover's body, held against the fetcher's budget until `bodyConsumed()` like any fetched cover.
+    /// A cover's body, held against the fetcher's budget until `bodyConsumed(bytes:)` like any fetched cover.
     func get(_ url: CoverURL) async -> Result<FetchedBody, FetchFailure> {
         await fetch(url, purpose: .cover)
     }

@@ -19,8 +19,8 @@ public struct Resolution: Sendable, Equatable {
 
 /// How a lookup ended.
 public enum LookupOutcome: Sendable {
-    /// A cover, downloaded: the body holds one unit of the fetcher's body
-    /// budget until `bodyConsumed()`, like any fetched body.
+    /// A cover, downloaded: the body counts against the fetcher's body
+    /// budget until `bodyConsumed(bytes:)`, like any fetched body.
     case found(Resolution, FetchedBody)
     /// Nothing anywhere: the message begins "no cover found" and says what was tried.
     case notFound(String)

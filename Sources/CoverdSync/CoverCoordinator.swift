@@ -186,7 +186,7 @@ public final class CoverCoordinator: Sendable {
             case .fetch where stopped, .lookUp where stopped, .revalidate where stopped:
                 continue
             case .stage(let request) where stopped:
-                if case .download = request.source { fetcher.bodyConsumed() }
+                if case .download(let body) = request.source { fetcher.bodyConsumed(bytes: body.bytes.count) }
             case .fetch(let id, let url):
                 startFetch(id, url: url)
             case .revalidate(let id, let key, let url, let validators):
@@ -222,14 +222,15 @@ public final class CoverCoordinator: Sendable {
     private func stage(_ request: StageRequest, with stager: CoverStager) {
         let fetchID = request.fetchID, key = request.job
         let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
-        let isDownload = body != nil
+        let bodyBytes = body?.count
         let flushes = self.flushes
         let job: @Sendable () -> Void = { [weak self] in
             let ticket = flushes.beginWrite()
             let written = stager.stage(request)
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
-            if isDownload { self?.fetcher.bodyConsumed() }
+            if let bodyBytes { self?.fetcher.bodyConsumed(bytes: bodyBytes) }
+            FreePageRelease.shared.releaseIfDue()
             guard let self else { return }
             let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {
@@ -267,7 +268,7 @@ public final class CoverCoordinator: Sendable {
                     return effects
                 }
                 // A cover found for albums that went away meanwhile is dropped here.
-                if case .found = outcome, !staging { self.fetcher.bodyConsumed() }
+                if case .found(_, let body) = outcome, !staging { self.fetcher.bodyConsumed(bytes: body.bytes.count) }
             }
         }
     }
@@ -283,7 +284,7 @@ public final class CoverCoordinator: Sendable {
                     return effects
                 }
                 // A new body no longer wanted (its albums went away meanwhile) is dropped here.
-                if case .success = outcome, !staging { self.fetcher.bodyConsumed() }
+                if case .success(let body) = outcome, !staging { self.fetcher.bodyConsumed(bytes: body.bytes.count) }
             }
         }
     }
@@ -299,7 +300,7 @@ public final class CoverCoordinator: Sendable {
                     return effects
                 }
                 // A body no longer wanted (its albums went away meanwhile) is dropped here.
-                if case .success = outcome, !staging { self.fetcher.bodyConsumed() }
+                if case .success(let body) = outcome, !staging { self.fetcher.bodyConsumed(bytes: body.bytes.count) }
             }
         }
     }

@@ -6,7 +6,8 @@ import CoverdModel
 /// key share one job, and so one download or one lookup.
 enum JobKey: Hashable, Comparable, CustomStringConvertible {
     case url(CoverURL)
-    case lookup(LookupRequest)
+    /// Out of line: a key is as small as a URL, in every table keyed by jobs.
+    indirect case lookup(LookupRequest)
 
     /// An album's key: its record's URL, else its lookup.
     init(_ album: Album) {

@@ -16,8 +16,13 @@ final class FetchOutcomes: Sendable {
     func completion(_ id: FetchID, consumedBy fetcher: CurlFetcher) -> @Sendable (FetchOutcome) -> Void {
         { [self] outcome in
             results.withLock { $0[id, default: []].append(outcome) }
-            if case .success = outcome { fetcher.bodyConsumed() }
+            if case .success(let body) = outcome { fetcher.bodyConsumed(bytes: body.bytes.count) }
         }
+    }
+
+    /// Records an outcome without consuming its body: the test decides when.
+    func record(_ id: FetchID, _ outcome: FetchOutcome) {
+        results.withLock { $0[id, default: []].append(outcome) }
     }
 
     /// Records the outcome of an answer, which holds no body budget to give back.
@@ -266,12 +271,12 @@ struct CurlFetcherTests {
             let count = withUnsafeMutableBytes(of: &value) { read(inbox.wake.descriptor, $0.baseAddress, 8) }
             return count == 8 ? value : 0  // EAGAIN: not signalled since the last read
         }
-        for _ in 0..<5 { inbox.send(.bodyConsumed) }
+        for _ in 0..<5 { inbox.send(.bodyConsumed(bytes: 1)) }
 
         // When
         let first = signals()
         let drained = inbox.drain()
-        inbox.send(.bodyConsumed)
+        inbox.send(.bodyConsumed(bytes: 1))
 
         // Then
         #expect(first == 1)

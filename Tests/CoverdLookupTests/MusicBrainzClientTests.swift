@@ -53,7 +53,7 @@ private final class ScriptedFetcher: CoverFetching {
         held?(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
     }
 
-    func bodyConsumed() {}
+    func bodyConsumed(bytes: Int) {}
     func apply(_ settings: FetchSettings) throws(SystemError) {}
     func shutdown() {}
 }
@@ -139,7 +139,7 @@ private final class CancellingFetcher: CoverFetching {
         completion.withLock { held in defer { held = nil }; return held }?(.failure(FetchFailure(kind: .cancelled, message: "cancelled")))
     }
 
-    func bodyConsumed() {}
+    func bodyConsumed(bytes: Int) {}
     func apply(_ settings: FetchSettings) throws(SystemError) {}
     func shutdown() {}
 }

@@ -26,7 +26,7 @@ private final class HeldFetcher: CoverFetching {
 
     func cancel(_ id: FetchID) {}
 
-    func bodyConsumed() { consumed.add(1, ordering: .relaxed) }
+    func bodyConsumed(bytes: Int) { consumed.add(1, ordering: .relaxed) }
 
     func apply(_ settings: FetchSettings) throws(SystemError) {}
 

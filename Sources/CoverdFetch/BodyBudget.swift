@@ -1,0 +1,102 @@
+/// The bytes of cover bodies in memory, and which transfers may add to them:
+/// what running transfers were granted (a body whose length is announced is
+/// granted whole at its first bytes, since it is allocated whole then), plus
+/// the bodies delivered and not yet consumed (written to their temporary
+/// files). A count of bodies bounds nothing when covers run to megabytes, so
+/// the loop starts no cover while this is at its limit, and a transfer whose
+/// next grant would pass it is paused until bodies are consumed.
+///
+/// First come, first served: a transfer is granted nothing while an older one
+/// waits, so a large body is not passed by small ones for ever; and one is
+/// granted past the limit only when nothing but its own bytes is in memory, so
+/// memory stays within the limit or one body, whichever is larger, and that
+/// body still arrives. A granted body needs nothing more, and delivered ones
+/// are consumed, so the oldest waiting transfer always gets its turn. Pure
+/// bookkeeping, owned by the transfer loop.
+struct BodyBudget {
+    let limit: Int
+    /// Delivered and not yet consumed.
+    private(set) var held = 0
+    /// Granted so far to each running transfer, with the order it started in.
+    private var receiving: [FetchID: (order: UInt64, bytes: Int)] = [:]
+    private var receivingBytes = 0
+    private var nextOrder: UInt64 = 0
+    /// Paused transfers, with the grant each was refused.
+    private var paused: [FetchID: Int] = [:]
+
+    init(limit: Int) {
+        self.limit = max(1, limit)
+    }
+
+    var total: Int { held + receivingBytes }
+
+    /// What the budget holds now, for a look from outside the loop.
+    struct Snapshot: Sendable, Equatable {
+        var held: Int
+        var receiving: Int
+        var paused: Int
+    }
+
+    var snapshot: Snapshot { Snapshot(held: held, receiving: receivingBytes, paused: paused.count) }
+
+    /// Whether a new transfer may start: not while the bytes in memory are at the limit, nor while one waits.
+    var admitsMore: Bool { total < limit && paused.isEmpty }
+
+    /// A transfer that counts against the budget started.
+    mutating func began(_ id: FetchID) {
+        receiving[id] = (nextOrder, 0)
+        nextOrder += 1
+    }
+
+    /// Whether `id` may take `count` more bytes now; false pauses it (and it is
+    /// remembered as paused). Bytes taken are counted.
+    mutating func take(_ count: Int, for id: FetchID) -> Bool {
+        guard let entry = receiving[id] else { return true }  // not a counted transfer
+        let olderWaits = paused.keys.contains { $0 != id && (receiving[$0]?.order ?? .max) < entry.order }
+        guard !olderWaits && fits(count, beside: entry.bytes) else {
+            paused[id] = count
+            return false
+        }
+        paused[id] = nil
+        receiving[id] = (entry.order, entry.bytes + count)
+        receivingBytes += count
+        return true
+    }
+
+    /// A transfer ended: its body is held until consumed when `delivered`, else dropped.
+    mutating func ended(_ id: FetchID, delivered: Bool) {
+        guard let entry = receiving.removeValue(forKey: id) else { return }
+        paused[id] = nil
+        receivingBytes -= entry.bytes
+        if delivered { held += entry.bytes }
+    }
+
+    /// A delivered body of `bytes` was written or dropped.
+    mutating func consumed(_ bytes: Int) {
+        held = max(0, held - max(0, bytes))
+    }
+
+    /// Paused transfers to resume now, oldest first, as long as each one's
+    /// refused grant fits beside what is in memory and granted to the ones
+    /// before it; the first that does not fit stops the rest. libcurl offers a
+    /// resumed transfer the piece it kept, so one resumed without room would
+    /// only pause again, at every turn of the loop.
+    mutating func toResume() -> [FetchID] {
+        guard !paused.isEmpty else { return [] }
+        var granted = 0
+        var resumed: [FetchID] = []
+        for (id, wanted) in paused.sorted(by: { receiving[$0.key]?.order ?? .max < receiving[$1.key]?.order ?? .max }) {
+            let room = granted == 0 ? fits(wanted, beside: receiving[id]?.bytes ?? 0) : total + granted + wanted <= limit
+            guard room else { break }
+            resumed.append(id)
+            granted += wanted
+        }
+        for id in resumed { paused[id] = nil }
+        return resumed
+    }
+
+    /// Whether `count` more bytes fit: within the limit, or past it when all in memory is the transfer's own `bytes`.
+    private func fits(_ count: Int, beside own: Int) -> Bool {
+        total + count <= limit || total == own
+    }
+}
