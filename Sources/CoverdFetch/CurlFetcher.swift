@@ -22,10 +22,10 @@ public final class CurlFetcher: CoverFetching {
     /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
     public let notes: [String]
 
-    /// Bytes of cover bodies held in memory at once (received, or delivered and
-    /// not yet consumed), beyond the one body the oldest transfer may bring:
-    /// enough for the workers never to wait on loopback, small enough that a
-    /// sync of large covers stays within the daemon's memory goal.
+    /// Bytes of cover bodies held in memory at once (granted to transfers, or
+    /// delivered and not yet consumed; a larger body waits until it alone is
+    /// in memory): small enough that a sync of large covers stays within the
+    /// daemon's memory goal, while `make bench`'s covers still keep the workers fed.
     public static let bodyMemory = 4 << 20
 
     /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.

@@ -7,8 +7,7 @@ import Foundation
 ///
 /// A first sync holds a job for every album at once, so what few jobs ever
 /// have (a failure, late waiters, a lookup's find, a copy's freshness) lives
-/// out of line, in `Rare`, copied on write: 10,000 jobs take about a quarter of
-/// the memory they took inline.
+/// out of line, in `Rare`, copied on write.
 struct CoverJob {
     enum Phase: Equatable {
         /// Its download or lookup runs, under this attempt's id.

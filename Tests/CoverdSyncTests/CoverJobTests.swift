@@ -37,7 +37,7 @@ struct CoverJobTests {
 
     @Test("Given jobs as a first sync makes them, when laid out, then one takes no more than 80 bytes and its key no more than a URL's 24")
     func jobsStaySmall() {
-        // A first sync holds one job per album at once: 10,000 took 5.8 MB inline.
+        // A first sync holds one job per album at once, in a table with more buckets than jobs.
         #expect(MemoryLayout<CoverJob>.stride <= 80)
         #expect(MemoryLayout<JobKey>.stride <= 24)
     }
