@@ -21,6 +21,17 @@ struct TLSConnectionTests {
         return expected
     }
 
+    /// Fetch settings that trust the test CA, with room for `parallel` covers at once to one host.
+    func settings(trusting certificates: TestCertificates, parallel: Int? = nil) -> FetchSettings {
+        var settings = FetchSettings()
+        settings.caFile = certificates.ca
+        if let parallel {
+            settings.concurrency = parallel
+            settings.perHost = parallel
+        }
+        return settings
+    }
+
     func expectArrived(_ expected: [FetchID: [UInt8]], in outcomes: FetchOutcomes) {
         for (id, bytes) in expected {
             guard case .success(let body)? = outcomes[id] else {
@@ -38,11 +49,7 @@ struct TLSConnectionTests {
         let certificates = try TestCertificates(in: directory.path)
         let expected = try covers(24, in: directory.sub("www"))
         let nginx = try NginxServer(root: directory.sub("www"), certificates: certificates, http2: true, in: directory.path)
-        var settings = FetchSettings()
-        settings.caFile = certificates.ca
-        settings.concurrency = 24
-        settings.perHost = 24
-        let fetcher = try CurlFetcher(settings: settings)
+        let fetcher = try CurlFetcher(settings: settings(trusting: certificates, parallel: 24))
         defer { fetcher.shutdown() }
         let outcomes = FetchOutcomes()
 
@@ -68,11 +75,7 @@ struct TLSConnectionTests {
         let certificates = try TestCertificates(in: directory.path)
         let server = try CoverServer(root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
         let expected = try covers(4, in: server.root)
-        var settings = FetchSettings()
-        settings.caFile = certificates.ca
-        settings.concurrency = 4
-        settings.perHost = 4
-        let fetcher = try CurlFetcher(settings: settings)
+        let fetcher = try CurlFetcher(settings: settings(trusting: certificates, parallel: 4))
         defer { fetcher.shutdown() }
         let outcomes = FetchOutcomes()
 
@@ -95,8 +98,7 @@ struct TLSConnectionTests {
         let certificates = try TestCertificates(in: directory.path)
         let server = try CoverServer(root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
         let expected = try covers(3, in: server.root).reduce(into: [:]) { $0[FetchID($1.key.rawValue + 1)] = $1.value }
-        var settings = FetchSettings()
-        settings.caFile = certificates.ca
+        var settings = self.settings(trusting: certificates)
         settings.lowSpeedLimit = 0
         let fetcher = try CurlFetcher(settings: settings)
         defer { fetcher.shutdown() }
@@ -125,8 +127,7 @@ struct TLSConnectionTests {
         let server = try CoverServer(
             root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key, stallHandshakes: 1)
         let expected = try covers(3, in: server.root)
-        var settings = FetchSettings()
-        settings.caFile = certificates.ca
+        var settings = self.settings(trusting: certificates)
         settings.connectTimeout = .seconds(1)
         let fetcher = try CurlFetcher(settings: settings)
         defer { fetcher.shutdown() }
@@ -156,8 +157,7 @@ struct TLSConnectionTests {
         let server = try CoverServer(
             root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key, stallHandshakes: 1000)
         _ = try covers(4, in: server.root)
-        var settings = FetchSettings()
-        settings.caFile = certificates.ca
+        var settings = self.settings(trusting: certificates)
         settings.connectTimeout = .seconds(1)
         let fetcher = try CurlFetcher(settings: settings)
         defer { fetcher.shutdown() }
