@@ -30,14 +30,21 @@ public struct CoverPNG: Sendable {
 public struct CoverImagePipeline: Sendable {
     public var limits: ImageLimits
     public var output: ImageOutput
+    /// Shared by every pipeline and check of one daemon (see `InflateMemory`).
+    package let inflateMemory: InflateMemory
 
     /// `tEXt` keywords of a converted cover.
     public static let sourceURLKeyword = "Source URL"
     public static let sourceFormatKeyword = "Source Format"
 
     public init(limits: ImageLimits = ImageLimits(), output: ImageOutput = ImageOutput()) {
+        self.init(limits: limits, output: output, inflateMemory: InflateMemory())
+    }
+
+    package init(limits: ImageLimits, output: ImageOutput, inflateMemory: InflateMemory) {
         self.limits = limits
         self.output = output
+        self.inflateMemory = inflateMemory
     }
 
     /// True when `body` will be decoded rather than only validated: the caller
@@ -64,7 +71,7 @@ public struct CoverImagePipeline: Sendable {
         case .png:
             let info: PNGInfo
             do {
-                info = try PNGValidator(limits: limits).validate(body)
+                info = try PNGValidator(limits: limits, inflateMemory: inflateMemory).validate(body)
             } catch {
                 throw .invalidPNG(error)
             }

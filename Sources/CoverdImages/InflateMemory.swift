@@ -5,14 +5,16 @@ import Synchronization
 /// by all the threads that validate. A check that finds no room inflates
 /// through zlib's small buffer instead: slower, but the memory stays bounded
 /// however many workers run and however large their covers.
+///
+/// The daemon makes one and hands it to every validator it makes
+/// (`CoverImagePipeline`, the checks of cached files), so the bound is the
+/// process's; a validator made on its own has a room of its own.
 package final class InflateMemory: Sendable {
     package let limit: Int
     private let used = Mutex(0)
 
-    /// Room for one full-size in-memory check (`PNGImageData.inMemoryLimit`), or several smaller ones.
-    package static let shared = InflateMemory(limit: 8 << 20)
-
-    package init(limit: Int) {
+    /// The default is room for one full-size in-memory check (`PNGImageData.inMemoryLimit`), or several smaller ones.
+    package init(limit: Int = 8 << 20) {
         self.limit = limit
     }
 

@@ -34,7 +34,7 @@ struct PNGImageData {
     /// Inflates `chunks` (the IDAT payloads, in order) and checks the rows' size, filter types and checksum.
     @discardableResult
     static func check(
-        _ chunks: [UnsafeRawBufferPointer], info: PNGInfo, memory: InflateMemory = .shared
+        _ chunks: [UnsafeRawBufferPointer], info: PNGInfo, memory: InflateMemory
     ) throws(PNGValidationError) -> Path {
         let chunks = chunks.filter { $0.count > 0 }
         let total = chunks.reduce(0) { $0 + $1.count }

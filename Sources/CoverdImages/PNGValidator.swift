@@ -46,9 +46,17 @@ public enum PNGValidationError: Error, Sendable, Equatable, CustomStringConverti
 /// tolerated, as browsers and libpng do.
 public struct PNGValidator: Sendable {
     public var limits: ImageLimits
+    /// The memory its in-memory inflates share with the other validators given the same one.
+    package let inflateMemory: InflateMemory
 
+    /// A validator with memory of its own for inflating (for one check at a time).
     public init(limits: ImageLimits = ImageLimits()) {
+        self.init(limits: limits, inflateMemory: InflateMemory())
+    }
+
+    package init(limits: ImageLimits, inflateMemory: InflateMemory) {
         self.limits = limits
+        self.inflateMemory = inflateMemory
     }
 
     public func validate(_ bytes: [UInt8]) throws(PNGValidationError) -> PNGInfo {
@@ -100,7 +108,7 @@ public struct PNGValidator: Sendable {
                 guard idatState != 0 else { throw .structure("no IDAT chunk") }
                 guard length == 0 else { throw .structure("IEND chunk is not empty") }
                 guard let info else { throw .structure("no IHDR chunk") }
-                try PNGImageData.check(compressed, info: info)
+                try PNGImageData.check(compressed, info: info, memory: inflateMemory)
                 return info
             default:
                 // Ancillary chunks have a lower-case first letter; an unknown critical one cannot be decoded.

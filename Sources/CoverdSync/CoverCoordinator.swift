@@ -39,6 +39,8 @@ public final class CoverCoordinator: Sendable {
     private let converters: WorkPool
     /// Cancelled at `stop()`: a large conversion under way gives up rather than hold the stop.
     private let conversionCancellation = ConversionCancellation()
+    /// One room for every PNG check this coordinator makes, downloads and cached files alike.
+    private let inflateMemory = InflateMemory()
     let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progress: ProgressThrottle
@@ -172,7 +174,9 @@ public final class CoverCoordinator: Sendable {
     }
 
     func files(_ settings: SyncSettings) -> DiskCoverFiles {
-        DiskCoverFiles(store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes)
+        DiskCoverFiles(
+            store: store, directorySync: directorySync, limits: settings.imageLimits, maxBytes: settings.maxBodyBytes,
+            inflateMemory: inflateMemory)
     }
 
     /// Performs the planner's effects. After `stop()`, no fetch or staging
@@ -196,7 +200,8 @@ public final class CoverCoordinator: Sendable {
             case .cancelAttempt(let id):
                 if !lookups.cancel(id) { fetcher.cancel(id) }
             case .stage(let request):
-                let pipeline = CoverImagePipeline(limits: settings.imageLimits, output: settings.imageOutput)
+                let pipeline = CoverImagePipeline(
+                    limits: settings.imageLimits, output: settings.imageOutput, inflateMemory: inflateMemory)
                 stage(request, with: CoverStager(
                     store: store, pipeline: pipeline, flushEach: !flushes.groupCommits, cancellation: conversionCancellation))
             case .removeCover(let id):

@@ -9,6 +9,8 @@ struct DiskCoverFiles: CoverFiles, Sendable {
     let directorySync: DirectorySync
     let limits: ImageLimits
     let maxBytes: Int
+    /// The daemon's, shared with its downloads' checks.
+    var inflateMemory = InflateMemory()
 
     /// An unchanged file (same size and mtime as the index recorded) is
     /// trusted without reading it; a file whose stamp differs is read and
@@ -39,7 +41,7 @@ struct DiskCoverFiles: CoverFiles, Sendable {
             return CoverVerdict(.unusable("cannot read it: \(error)"), stamp: stamp)
         }
         do throws(PNGValidationError) {
-            _ = try PNGValidator(limits: limits).validate(bytes)
+            _ = try PNGValidator(limits: limits, inflateMemory: inflateMemory).validate(bytes)
             return CoverVerdict(.valid(stamp), stamp: stamp)
         } catch {
             if case .tooLarge = error { return CoverVerdict(.unusable("beyond the image limits: \(error)"), stamp: stamp) }
