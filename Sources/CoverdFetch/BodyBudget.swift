@@ -7,12 +7,15 @@
 /// next grant would pass it is paused until bodies are consumed.
 ///
 /// First come, first served: a transfer is granted nothing while an older one
-/// waits, so a large body is not passed by small ones for ever; and one is
-/// granted past the limit only when nothing but its own bytes is in memory, so
-/// memory stays within the limit or one body, whichever is larger, and that
-/// body still arrives. A granted body needs nothing more, and delivered ones
-/// are consumed, so the oldest waiting transfer always gets its turn. Pure
-/// bookkeeping, owned by the transfer loop.
+/// waits, so a large body is not passed by small ones for ever. A transfer is
+/// granted past the limit in two cases only: when nothing but its own bytes is
+/// in memory, or when it is the oldest transfer receiving, no delivered body
+/// is held, and the others hold no more than the limit (bodies of unannounced
+/// length, each granted piece by piece, can share the limit out so that none
+/// could finish). So memory stays within the limit plus one body, every body
+/// still arrives, and, since delivered bodies are consumed and the oldest may
+/// always finish, every waiting transfer gets its turn. Pure bookkeeping,
+/// owned by the transfer loop.
 struct BodyBudget {
     let limit: Int
     /// Delivered and not yet consumed.
@@ -53,7 +56,9 @@ struct BodyBudget {
     mutating func take(_ count: Int, for id: FetchID) -> Bool {
         guard let entry = receiving[id] else { return true }  // not a counted transfer
         let olderWaits = paused.keys.contains { $0 != id && (receiving[$0]?.order ?? .max) < entry.order }
-        guard !olderWaits && fits(count, beside: entry.bytes) else {
+        // A transfer whose bytes are all that is in memory goes on even so: the older one waits for it to finish.
+        let alone = entry.bytes > 0 && total == entry.bytes
+        guard alone || (!olderWaits && fits(count, for: id)) else {
             paused[id] = count
             return false
         }
@@ -86,7 +91,7 @@ struct BodyBudget {
         var granted = 0
         var resumed: [FetchID] = []
         for (id, wanted) in paused.sorted(by: { receiving[$0.key]?.order ?? .max < receiving[$1.key]?.order ?? .max }) {
-            let room = granted == 0 ? fits(wanted, beside: receiving[id]?.bytes ?? 0) : total + granted + wanted <= limit
+            let room = granted == 0 ? fits(wanted, for: id) : total + granted + wanted <= limit
             guard room else { break }
             resumed.append(id)
             granted += wanted
@@ -95,8 +100,13 @@ struct BodyBudget {
         return resumed
     }
 
-    /// Whether `count` more bytes fit: within the limit, or past it when all in memory is the transfer's own `bytes`.
-    private func fits(_ count: Int, beside own: Int) -> Bool {
-        total + count <= limit || total == own
+    /// Whether `count` more bytes fit for `id`: within the limit, or past it
+    /// when all in memory is its own, or when it is the oldest receiving with
+    /// no body held and no other transfer past the limit.
+    private func fits(_ count: Int, for id: FetchID) -> Bool {
+        let own = receiving[id]?.bytes ?? 0
+        if total + count <= limit || total == own { return true }
+        guard held == 0, receivingBytes - own <= limit, let order = receiving[id]?.order else { return false }
+        return !receiving.values.contains { $0.order < order }
     }
 }

@@ -15,6 +15,8 @@ public final class CurlFetcher: CoverFetching {
     private let inbox: TransferInbox
     /// The User-Agent every transfer sends, when not the settings' (`FetchSettings.contact`).
     private let userAgent: String?
+    /// The CA bundles `ca_file` made, kept across reloads (`CABundleFiles`).
+    private let bundleFiles: CABundleFiles
     private let stopped = DispatchSemaphore(value: 0)
     private let isShutDown = Atomic<Bool>(false)
     /// The transfer thread's name.
@@ -39,8 +41,10 @@ public final class CurlFetcher: CoverFetching {
         settings: FetchSettings, userAgent: String?, longestWait: Duration, bodyMemory: Int = CurlFetcher.bodyMemory
     ) throws(SystemError) {
         self.userAgent = userAgent
+        let bundleFiles = CABundleFiles()
+        self.bundleFiles = bundleFiles
         inbox = try TransferInbox()
-        let options = try TransferOptions(settings: settings, userAgent: userAgent)
+        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)
         notes = options.notes
         let inbox = self.inbox
         let epoll = try EpollSet(watching: inbox.wake.descriptor)
@@ -77,7 +81,7 @@ public final class CurlFetcher: CoverFetching {
     /// Reads `ca_file` here, on the caller's thread, so that an unreadable
     /// file is the caller's error and the running transfers keep the old settings.
     public func apply(_ settings: FetchSettings) throws(SystemError) {
-        inbox.send(.settings(try TransferOptions(settings: settings, userAgent: userAgent)))
+        inbox.send(.settings(try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)))
     }
 
     /// The body budget as the transfer thread sees it between two turns (tests watch bodies wait for room).

@@ -8,14 +8,17 @@ struct TransferOptions {
     let settings: FetchSettings
     let userAgent: String
     let authorities: TrustedAuthorities
+    /// Holds the in-memory file `authorities` names open while these options are in use.
+    private let bundleFiles: CABundleFiles
     /// Things worth a warning that did not prevent the setup.
     var notes: [String] { authorities.notes }
 
-    /// `userAgent`: nil sends `coverd/<version> ( <contact> )`.
-    init(settings: FetchSettings, userAgent: String?) throws(SystemError) {
+    /// `userAgent`: nil sends `coverd/<version> ( <contact> )`. `bundleFiles`: the fetcher's, kept across reloads.
+    init(settings: FetchSettings, userAgent: String?, bundleFiles: CABundleFiles) throws(SystemError) {
         self.settings = settings
         self.userAgent = userAgent ?? CoverdVersion.userAgent(contact: settings.contact)
-        authorities = try TrustedAuthorities(caFile: settings.caFile)
+        self.bundleFiles = bundleFiles
+        authorities = try TrustedAuthorities(caFile: settings.caFile, files: bundleFiles)
     }
 
     func configure(_ transfer: Transfer) throws(CurlSetupError) {

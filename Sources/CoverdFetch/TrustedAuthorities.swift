@@ -1,5 +1,4 @@
 import CoverdBase
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -18,20 +17,27 @@ struct TrustedAuthorities: Sendable {
     private(set) var notes: [String] = []
 
     /// The system bundle followed by `caFile`, so a private CA is trusted in
-    /// addition to the public ones; without `caFile`, the system bundle alone.
-    init(caFile: String?) throws(SystemError) {
-        let system = CurlGlobal.defaultCABundle
+    /// addition to the public ones, in a file of `files`; without `caFile`,
+    /// the system bundle alone. `systemBundle`: libcurl's compiled-in one
+    /// (tests name others). A system bundle that cannot be read is not named:
+    /// libcurl's defaults (its CA directory, say) are left to work as they did.
+    init(caFile: String?, files: CABundleFiles, systemBundle: String? = CurlGlobal.defaultCABundle) throws(SystemError) {
         guard let caFile else {
-            file = system
+            if let systemBundle, access(systemBundle, R_OK) != 0 {
+                file = nil
+                notes.append("cannot read the system CA bundle \(systemBundle) (errno \(errno)); libcurl's default certificate locations are used")
+            } else {
+                file = systemBundle
+            }
             return
         }
         var bundle: [UInt8] = []
-        if let system {
+        if let systemBundle {
             do {
-                bundle = try readRegularFile(system, limit: 16 << 20) + [0x0A]
+                bundle = try readRegularFile(systemBundle, limit: 16 << 20) + [0x0A]
             } catch {
                 // Stricter, never looser: only ca_file is trusted then.
-                notes.append("cannot read the system CA bundle \(system) (\(error)); trusting only \(caFile)")
+                notes.append("cannot read the system CA bundle \(systemBundle) (\(error)); trusting only \(caFile)")
             }
         }
         do {
@@ -42,22 +48,6 @@ struct TrustedAuthorities: Sendable {
             case .notRegularFile, .tooLarge: throw SystemError("read ca_file", path: caFile, code: EINVAL)
             }
         }
-        file = try Self.memoryFile(holding: bundle).path
-    }
-
-    /// One sealed file per distinct bundle, kept while the process lives: a
-    /// reload that leaves ca_file as it was names the same file (libcurl's store
-    /// stays valid), and a transfer set up before a reload that changed it may
-    /// still open the old one, for a redirect's new connection say.
-    private static let files = Mutex<[[UInt8]: SealedMemoryFile]>([:])
-
-    private static func memoryFile(holding bundle: [UInt8]) throws(SystemError) -> SealedMemoryFile {
-        let digest = SHA256.digest(bundle)
-        return try files.withLock { files throws(SystemError) in
-            if let file = files[digest] { return file }
-            let file = try SealedMemoryFile(name: "coverd-ca-bundle", contents: bundle)
-            files[digest] = file
-            return file
-        }
+        file = try files.file(holding: bundle).path
     }
 }

@@ -27,8 +27,12 @@ package final class InflateMemory: Sendable {
         }
     }
 
+    /// Gives back `bytes` taken before; giving back more than was taken is a bookkeeping bug.
     package func give(_ bytes: Int) {
-        used.withLock { $0 = max(0, $0 - bytes) }
+        used.withLock { used in
+            assert(used >= bytes, "InflateMemory: \(bytes) bytes given back, \(used) taken")
+            used = max(0, used - bytes)
+        }
     }
 
     package var inUse: Int { used.withLock { $0 } }

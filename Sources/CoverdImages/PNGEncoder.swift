@@ -2,7 +2,8 @@
 /// metadata but `tEXt` chunks for what the caller names (the source URL and
 /// format). Each row gets libpng's filter choice (`PNGRowFilter`); image
 /// data of up to `inMemoryLimit` filtered bytes is deflated by libdeflate in
-/// one call, larger image data by zlib, streamed, so memory stays bounded.
+/// one call, larger image data by zlib, streamed, so the filtered rows held at
+/// once stay bounded (the pixels and the PNG made are held whole either way).
 ///
 /// `compressionLevel` keeps zlib's meaning (0 to 9): libdeflate's levels 1 to 9
 /// are zlib's scale, the same number is used for either, and 0 stores the rows
@@ -48,7 +49,8 @@ struct PNGEncoder {
                 return writer.bytes
             }
         }
-        var writer = PNGChunkWriter(capacity: prefix + filtered / 2)
+        // A guess at the PNG's size, capped: the array grows if it is more, and an image at the pixel limit reserves no 100 MB up front.
+        var writer = PNGChunkWriter(capacity: prefix + min(filtered / 2, inMemoryLimit))
         PNGEncoder.appendHead(&writer, header: header, textChunks: textChunks)
         try deflateStreamed(image, rows: rows, level: level, into: &writer)
         writer.append("IEND", [])

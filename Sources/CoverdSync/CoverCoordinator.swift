@@ -41,6 +41,8 @@ public final class CoverCoordinator: Sendable {
     private let conversionCancellation = ConversionCancellation()
     /// One room for every PNG check this coordinator makes, downloads and cached files alike.
     private let inflateMemory = InflateMemory()
+    /// Asked after every staged cover, by whichever pool staged it.
+    private let freePageRelease = FreePageRelease(interval: .milliseconds(250))
     let state: Mutex<State>
     private let timer: Mutex<QueueTimer?> = Mutex(nil)
     private let progress: ProgressThrottle
@@ -228,14 +230,14 @@ public final class CoverCoordinator: Sendable {
         let fetchID = request.fetchID, key = request.job
         let body: [UInt8]? = if case .download(let fetched) = request.source { fetched.bytes } else { nil }
         let bodyBytes = body?.count
-        let flushes = self.flushes
+        let flushes = self.flushes, freePageRelease = self.freePageRelease
         let job: @Sendable () -> Void = { [weak self] in
             let ticket = flushes.beginWrite()
             let written = stager.stage(request)
             // The body is in temporary files now (or refused): the next transfer may start
             // while these wait for their flush.
             if let bodyBytes { self?.fetcher.bodyConsumed(bytes: bodyBytes) }
-            FreePageRelease.shared.releaseIfDue()
+            freePageRelease.releaseIfDue()
             guard let self else { return }
             let deliver: @Sendable (Result<StagedCovers, StagingFailure>) -> Void = { result in
                 self.queue.async {

@@ -10,7 +10,7 @@ struct DiskCoverFiles: CoverFiles, Sendable {
     let limits: ImageLimits
     let maxBytes: Int
     /// The daemon's, shared with its downloads' checks.
-    var inflateMemory = InflateMemory()
+    let inflateMemory: InflateMemory
 
     /// An unchanged file (same size and mtime as the index recorded) is
     /// trusted without reading it; a file whose stamp differs is read and

@@ -110,6 +110,89 @@ struct BodyBudgetTests {
         #expect(after == [FetchID(2)])
     }
 
+    @Test("Given two bodies of unannounced length that together reach the limit, when each asks for more, then the oldest is granted past the limit and the younger waits: neither waits on the other for ever")
+    func oldestFinishesWhenBodiesShareTheLimit() {
+        // Given: 1 and 2 hold 40 each of 100; no body is held
+        var budget = BodyBudget(limit: 100)
+        budget.began(FetchID(1))
+        budget.began(FetchID(2))
+        let first = [budget.take(40, for: FetchID(1)), budget.take(40, for: FetchID(2))]
+
+        // When
+        let younger = budget.take(30, for: FetchID(2))
+        let oldest = budget.take(30, for: FetchID(1))
+        budget.ended(FetchID(1), delivered: true)
+        budget.consumed(70)
+        let resumed = budget.toResume()
+
+        // Then: memory passed the limit by the oldest body only, and the younger goes on once it is consumed
+        #expect(first == [true, true])
+        #expect(!younger)
+        #expect(oldest)
+        #expect(resumed == [FetchID(2)])
+        #expect(budget.snapshot == BodyBudget.Snapshot(held: 0, receiving: 40, paused: 0))
+    }
+
+    @Test("Given the oldest transfer paused while a body was held, and the rest of the limit granted to a younger one, when the body is consumed, then the oldest is resumed")
+    func pausedOldestResumedWhenBodiesShareTheLimit() {
+        // Given: 3 delivered 20; 1 and 2 hold 40 each; 1 refused 30 while the 20 were held
+        var budget = BodyBudget(limit: 100)
+        for id in 1...3 { budget.began(FetchID(UInt64(id))) }
+        _ = budget.take(20, for: FetchID(3))
+        budget.ended(FetchID(3), delivered: true)
+        let first = [budget.take(40, for: FetchID(1)), budget.take(40, for: FetchID(2))]
+        let whileHeld = budget.take(30, for: FetchID(1))
+
+        // When
+        budget.consumed(20)
+        let resumed = budget.toResume()
+
+        // Then
+        #expect(first == [true, true])
+        #expect(!whileHeld)
+        let retaken = budget.take(30, for: FetchID(1))
+        #expect(resumed == [FetchID(1)])
+        #expect(retaken, "the resumed transfer takes the piece it was refused")
+    }
+
+    @Test("Given a younger transfer past the limit alone, when the oldest asks for bytes, then it waits: memory never holds two bodies past the limit")
+    func oldestWaitsBehindABodyPastTheLimit() {
+        // Given
+        var budget = BodyBudget(limit: 100)
+        budget.began(FetchID(1))
+        budget.began(FetchID(2))
+        let alone = budget.take(150, for: FetchID(2))
+
+        // When
+        let oldest = budget.take(10, for: FetchID(1))
+
+        // Then
+        #expect(alone)
+        #expect(!oldest)
+    }
+
+    @Test("Given a younger transfer past the limit alone and the oldest paused behind it, when the younger asks for more, then it is granted, or resumed, though an older one waits: it is the one that can finish")
+    func aloneGoesOnThoughAnOlderWaits() {
+        // Given: 2 holds 150 of 100 alone; 1 asks for its first 10 and waits
+        var budget = BodyBudget(limit: 100)
+        budget.began(FetchID(1))
+        budget.began(FetchID(2))
+        let alone = budget.take(150, for: FetchID(2))
+        let oldest = budget.take(10, for: FetchID(1))
+
+        // When
+        let more = budget.take(50, for: FetchID(2))
+        budget.ended(FetchID(2), delivered: true)
+        budget.consumed(200)
+        let resumed = budget.toResume()
+
+        // Then
+        #expect(alone)
+        #expect(!oldest)
+        #expect(more)
+        #expect(resumed == [FetchID(1)])
+    }
+
     @Test("Given a body held, when consumed with more bytes than were held, then the budget does not go below zero")
     func consumptionNeverGoesNegative() {
         // Given

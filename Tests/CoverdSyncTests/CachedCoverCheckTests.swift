@@ -19,7 +19,8 @@ struct CachedCoverCheckTests {
             let temporary = try store.writeTemporary(PNGFixture.make(width: 2 + number % 5, height: 2), for: AlbumID(trusted: id), flush: false)
             _ = try store.commit(temporary, as: AlbumID(trusted: id))
         }
-        return DiskCoverFiles(store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20)
+        return DiskCoverFiles(store: store, directorySync: DirectorySync(path: store.directory), limits: ImageLimits(), maxBytes: 1 << 20,
+            inflateMemory: InflateMemory())
     }
 
     /// What a check handed over.
@@ -144,7 +145,7 @@ struct CachedCoverCheckTests {
         var files = try files(covering: ["wide", "junk"], in: directory)
         files = DiskCoverFiles(
             store: files.store, directorySync: files.directorySync, limits: { var limits = ImageLimits(); limits.maxSide = 4; return limits }(),
-            maxBytes: files.maxBytes)
+            maxBytes: files.maxBytes, inflateMemory: files.inflateMemory)
         let wide = AlbumID(trusted: "wide"), junk = AlbumID(trusted: "junk")
         let png = PNGFixture.make(width: 6, height: 2)
         try writeAtomically(png, to: files.path(for: wide))

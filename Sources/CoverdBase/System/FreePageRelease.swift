@@ -6,13 +6,11 @@ import Synchronization
 /// frees large buffers (a staged cover: its body and its rows). Covers of many
 /// sizes leave holes between longer-lived blocks that the arenas keep
 /// resident, and a sync's peak grew by them; asked only while work is done, an
-/// idle daemon never wakes for it.
+/// idle daemon never wakes for it. The coordinator owns one, for every cover
+/// it stages.
 package final class FreePageRelease: Sendable {
     private let interval: Duration
     private let last = Mutex<ContinuousClock.Instant?>(nil)
-
-    /// Shared by every pool that stages covers.
-    package static let shared = FreePageRelease(interval: .milliseconds(250))
 
     package init(interval: Duration) {
         self.interval = interval
