@@ -98,13 +98,7 @@ public struct CoverImagePipeline: Sendable {
     private func encode(
         _ decoded: DecodedImage, from kind: ImageKind, sourceURL: String?, cancellation: ConversionCancellation?
     ) throws(CoverImageError) -> CoverPNG {
-        var image = decoded.image
-        if let maxDimension = output.maxDimension {
-            let shown = ImageResampler.fitting(width: decoded.shownWidth, height: decoded.shownHeight, maxDimension: maxDimension)
-            let stored = decoded.orientation >= 5 ? (shown.height, shown.width) : (shown.width, shown.height)
-            image = try ImageResampler().scale(image, toWidth: stored.0, height: stored.1)
-        }
-        image = image.oriented(decoded.orientation)
+        var image = try scaled(decoded).oriented(decoded.orientation)
         if image.channels == 4, image.isOpaque { image = image.droppingAlpha() }
         var text: [(key: String, value: String)] = []
         if let sourceURL { text.append((CoverImagePipeline.sourceURLKeyword, sourceURL)) }
@@ -113,5 +107,19 @@ public struct CoverImagePipeline: Sendable {
         let colorType = PNGEncoder.colorType(channels: image.channels)
         let info = PNGInfo(width: image.width, height: image.height, bitDepth: 8, colorType: colorType, interlaced: false)
         return CoverPNG(png: png, info: info, sourceKind: kind)
+    }
+
+    /// The stored pixels, scaled to fit `maxDimension` once oriented (nil: as they are).
+    private func scaled(_ decoded: DecodedImage) throws(CoverImageError) -> PixelImage {
+        let size = output.maxDimension.map(decoded.storedSize(fitting:))
+        switch decoded.pixels {
+        case .packed(let image):
+            guard let size else { return image }
+            return try ImageResampler().scale(image, toWidth: size.width, height: size.height)
+        case .pixman(let surface):
+            // The JPEG decoder fills a surface only when there is a size to scale to; without one it is unloaded as it is.
+            let size = size ?? (surface.width, surface.height)
+            return try ImageResampler().scale(surface, toWidth: size.width, height: size.height)
+        }
     }
 }

@@ -22,25 +22,31 @@ struct ImageResampler {
 
     func scale(_ image: PixelImage, toWidth width: Int, height: Int) throws(CoverImageError) -> PixelImage {
         guard width != image.width || height != image.height else { return image }
-        let format = image.channels == 1 ? PIXMAN_a8 : PIXMAN_a8r8g8b8
-        guard var current = PixmanSurface(format: format, width: image.width, height: image.height) else {
+        guard let surface = PixmanSurface(channels: image.channels, width: image.width, height: image.height) else {
             throw .scaleFailed("cannot allocate \(image.width)×\(image.height)")
         }
-        current.load(image)
+        surface.load(image)
+        return try scale(surface, toWidth: width, height: height)
+    }
+
+    /// Pixels already in pixman's layout (the JPEG decoder writes them there), scaled without a repack on the way in.
+    func scale(_ surface: PixmanSurface, toWidth width: Int, height: Int) throws(CoverImageError) -> PixelImage {
+        guard width != surface.width || height != surface.height else { return surface.unload() }
+        var current = surface
         // The Lanczos pass reads about (6 × scale)² source pixels per output pixel; a box
         // reduction by a whole factor first brings a large reduction within 2–3× of the
         // target, so a 50-megapixel cover costs a few passes over its pixels, not thousands.
-        let factor = min(image.width / width, image.height / height) / 2
+        let factor = min(surface.width / width, surface.height / height) / 2
         if factor >= 2 {
-            current = try pass(current, toWidth: (image.width + factor - 1) / factor, height: (image.height + factor - 1) / factor,
+            current = try pass(current, toWidth: (surface.width + factor - 1) / factor, height: (surface.height + factor - 1) / factor,
                                sample: PIXMAN_KERNEL_BOX)
         }
-        return try pass(current, toWidth: width, height: height, sample: PIXMAN_KERNEL_LANCZOS3).unload(channels: image.channels)
+        return try pass(current, toWidth: width, height: height, sample: PIXMAN_KERNEL_LANCZOS3).unload()
     }
 
     /// One pixman composite of `source` scaled onto a new surface, premultiplied throughout.
     private func pass(_ source: PixmanSurface, toWidth width: Int, height: Int, sample: pixman_kernel_t) throws(CoverImageError) -> PixmanSurface {
-        guard let target = PixmanSurface(format: source.format, width: width, height: height) else {
+        guard let target = PixmanSurface(channels: source.channels, width: width, height: height) else {
             throw .scaleFailed("cannot allocate \(width)×\(height)")
         }
         let scaleX = Double(source.width) / Double(width), scaleY = Double(source.height) / Double(height)
@@ -59,91 +65,5 @@ struct ImageResampler {
         }
         pixman_image_composite32(PIXMAN_OP_SRC, source.image, nil, target.image, 0, 0, 0, 0, 0, 0, Int32(width), Int32(height))
         return target
-    }
-}
-
-/// Owns one pixman image and the pixel memory under it (pixman does not copy
-/// it); both are released in `deinit`. Rows are padded to 4 bytes as pixman requires.
-private final class PixmanSurface {
-    let image: OpaquePointer
-    let bits: UnsafeMutableRawPointer
-    let width: Int, height: Int, stride: Int
-    let bytesPerPixel: Int
-    let format: pixman_format_code_t
-
-    init?(format: pixman_format_code_t, width: Int, height: Int) {
-        self.format = format
-        bytesPerPixel = format == PIXMAN_a8 ? 1 : 4
-        stride = (width * bytesPerPixel + 3) & ~3
-        self.width = width
-        self.height = height
-        bits = UnsafeMutableRawPointer.allocate(byteCount: max(4, stride * height), alignment: 16)
-        guard let image = pixman_image_create_bits(
-            format, Int32(width), Int32(height), bits.assumingMemoryBound(to: UInt32.self), Int32(stride))
-        else {
-            bits.deallocate()
-            return nil
-        }
-        self.image = image
-    }
-
-    deinit {
-        pixman_image_unref(image)
-        bits.deallocate()
-    }
-
-    /// Gray goes in as a8; RGB as opaque ARGB; RGBA premultiplied (pixman's native form).
-    func load(_ source: PixelImage) {
-        source.pixels.withUnsafeBufferPointer { pixels in
-            for y in 0..<height {
-                let row = bits + y * stride
-                let from = y * width * source.channels
-                if source.channels == 1 {
-                    row.copyMemory(from: pixels.baseAddress! + from, byteCount: width)
-                    continue
-                }
-                let words = row.assumingMemoryBound(to: UInt32.self)
-                for x in 0..<width {
-                    let at = from + x * source.channels
-                    var r = UInt32(pixels[at]), g = UInt32(pixels[at + 1]), b = UInt32(pixels[at + 2])
-                    let a: UInt32 = source.channels == 4 ? UInt32(pixels[at + 3]) : 255
-                    if a != 255 { (r, g, b) = ((r * a + 127) / 255, (g * a + 127) / 255, (b * a + 127) / 255) }
-                    words[x] = a << 24 | r << 16 | g << 8 | b
-                }
-            }
-        }
-    }
-
-    /// Back to straight (un-premultiplied) channels in the caller's layout.
-    func unload(channels: Int) -> PixelImage {
-        var out = [UInt8](repeating: 0, count: width * height * channels)
-        out.withUnsafeMutableBufferPointer { pixels in
-            for y in 0..<height {
-                let row = bits + y * stride
-                let to = y * width * channels
-                if channels == 1 {
-                    UnsafeMutableRawPointer(pixels.baseAddress! + to).copyMemory(from: row, byteCount: width)
-                    continue
-                }
-                let words = row.assumingMemoryBound(to: UInt32.self)
-                for x in 0..<width {
-                    let word = words[x], at = to + x * channels
-                    let a = word >> 24
-                    var r = word >> 16 & 0xFF, g = word >> 8 & 0xFF, b = word & 0xFF
-                    if channels == 4 {
-                        if a == 0 {
-                            (r, g, b) = (0, 0, 0)
-                        } else if a != 255 {
-                            (r, g, b) = (min(255, (r * 255 + a / 2) / a), min(255, (g * 255 + a / 2) / a), min(255, (b * 255 + a / 2) / a))
-                        }
-                        pixels[at + 3] = UInt8(a)
-                    }
-                    pixels[at] = UInt8(r)
-                    pixels[at + 1] = UInt8(g)
-                    pixels[at + 2] = UInt8(b)
-                }
-            }
-        }
-        return PixelImage(width: width, height: height, channels: channels, pixels: out)
     }
 }

@@ -69,22 +69,3 @@ public struct PixelImage: Sendable, Equatable {
         return PixelImage(width: outWidth, height: outHeight, channels: channels, pixels: out)
     }
 }
-
-/// A decoder's result: pixels as stored, and how they are meant to be shown.
-/// `shownWidth`×`shownHeight` is the full-size picture after orientation,
-/// even when the decoder already reduced the pixels (JPEG's DCT scaling), so
-/// that the final size is computed from the original, not from a rounded reduction.
-struct DecodedImage {
-    var image: PixelImage
-    /// EXIF orientation (1–8) still to apply.
-    var orientation: Int
-    var shownWidth: Int
-    var shownHeight: Int
-
-    init(image: PixelImage, orientation: Int = 1, shownWidth: Int? = nil, shownHeight: Int? = nil) {
-        self.image = image
-        self.orientation = orientation
-        self.shownWidth = shownWidth ?? image.width
-        self.shownHeight = shownHeight ?? image.height
-    }
-}
