@@ -155,7 +155,9 @@ struct DaemonParts {
     /// posting `ReloadRequested`, which the parts act on with these settings.
     func apply(_ config: Configuration, bus: EventBus) {
         do {
-            try fetcher.apply(config.fetch)
+            for note in try fetcher.apply(config.fetch) {
+                bus.post(OperationFailed(operation: "set up TLS", error: note, severity: .warning))
+            }
         } catch {
             bus.post(OperationFailed(operation: "apply the new fetch settings", error: error.description))
         }

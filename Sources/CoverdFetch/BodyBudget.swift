@@ -68,12 +68,16 @@ struct BodyBudget {
         return true
     }
 
-    /// A transfer ended: its body is held until consumed when `delivered`, else dropped.
-    mutating func ended(_ id: FetchID, delivered: Bool) {
+    /// A transfer ended: the body it delivered, `kept` bytes (nil: none), is
+    /// held until consumed, and the rest of its grant is given back. What is
+    /// held is what the consumer will report consumed, not what was granted: a
+    /// body announced longer than it arrived (libcurl takes a chunked body whose
+    /// Content-Length says more) would otherwise hold the difference for ever.
+    mutating func ended(_ id: FetchID, keeping kept: Int?) {
         guard let entry = receiving.removeValue(forKey: id) else { return }
         paused[id] = nil
         receivingBytes -= entry.bytes
-        if delivered { held += entry.bytes }
+        if let kept { held += max(0, kept) }
     }
 
     /// A delivered body of `bytes` was written or dropped.

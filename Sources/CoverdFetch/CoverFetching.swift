@@ -115,8 +115,10 @@ public protocol CoverFetching: Sendable {
     func cancel(_ id: FetchID)
     /// A cover's body delivered with `.success`, of `bytes` bytes, has been written or dropped.
     func bodyConsumed(bytes: Int)
-    /// New limits and timeouts, for transfers started from now on.
-    func apply(_ settings: FetchSettings) throws(SystemError)
+    /// New limits and timeouts, for transfers started from now on; returns
+    /// what is worth a warning but did not stop them (an unreadable system CA bundle).
+    @discardableResult
+    func apply(_ settings: FetchSettings) throws(SystemError) -> [String]
     /// Cancels everything and stops; returns when no transfer is running.
     func shutdown()
 }

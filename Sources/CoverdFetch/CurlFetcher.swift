@@ -25,8 +25,8 @@ public final class CurlFetcher: CoverFetching {
     public let notes: [String]
 
     /// Bytes of cover bodies held in memory at once (granted to transfers, or
-    /// delivered and not yet consumed; a larger body waits until it alone is
-    /// in memory): small enough that a sync of large covers stays within the
+    /// delivered and not yet consumed), passed by one body at most (the oldest
+    /// transfer's, or one alone in memory; `BodyBudget`): small enough that a sync of large covers stays within the
     /// daemon's memory goal, while `make bench`'s covers still keep the workers fed.
     public static let bodyMemory = 4 << 20
 
@@ -80,8 +80,11 @@ public final class CurlFetcher: CoverFetching {
 
     /// Reads `ca_file` here, on the caller's thread, so that an unreadable
     /// file is the caller's error and the running transfers keep the old settings.
-    public func apply(_ settings: FetchSettings) throws(SystemError) {
-        inbox.send(.settings(try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)))
+    @discardableResult
+    public func apply(_ settings: FetchSettings) throws(SystemError) -> [String] {
+        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)
+        inbox.send(.settings(options))
+        return options.notes
     }
 
     /// The body budget as the transfer thread sees it between two turns (tests watch bodies wait for room).

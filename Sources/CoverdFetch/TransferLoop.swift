@@ -201,10 +201,10 @@ final class TransferLoop {
         if let origin = origins.removeValue(forKey: transfer.id) {
             // A cover: its slot frees, and its body is held until consumed.
             admission.finished(origin: origin)
-            let delivered: Bool
-            if case .success = outcome { delivered = true } else { delivered = false }
-            if delivered { bodiesInHand += 1 }
-            budget.ended(transfer.id, delivered: delivered)
+            let kept: Int?
+            if case .success(let body) = outcome { kept = body.bytes.count } else { kept = nil }
+            if kept != nil { bodiesInHand += 1 }
+            budget.ended(transfer.id, keeping: kept)
         } else {
             answersActive -= 1
         }

@@ -66,6 +66,8 @@ struct TransferOptions {
             // A CAPATH (Debian's libcurl has /etc/ssl/certs) would keep libcurl from sharing one parsed store.
             try easy.set(CURLOPT_CAINFO, file, "CAINFO")
             try easy.set(CURLOPT_CAPATH, pointer: nil, "CAPATH")
+        } else if authorities.directoryOnly {
+            try easy.set(CURLOPT_CAINFO, pointer: nil, "CAINFO")
         }
     }
 

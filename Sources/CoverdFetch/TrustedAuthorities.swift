@@ -13,6 +13,10 @@ import Musl
 struct TrustedAuthorities: Sendable {
     /// CURLOPT_CAINFO; nil leaves libcurl's defaults (a libcurl with no CA bundle of its own).
     let file: String?
+    /// libcurl's own bundle is missing: CURLOPT_CAINFO is cleared, so its CA
+    /// directory (CAPATH) alone is used; left set, every handshake would fail
+    /// on the missing file.
+    private(set) var directoryOnly = false
     /// Things worth a warning that did not prevent the setup.
     private(set) var notes: [String] = []
 
@@ -20,12 +24,14 @@ struct TrustedAuthorities: Sendable {
     /// addition to the public ones, in a file of `files`; without `caFile`,
     /// the system bundle alone. `systemBundle`: libcurl's compiled-in one
     /// (tests name others). A system bundle that cannot be read is not named:
-    /// libcurl's defaults (its CA directory, say) are left to work as they did.
+    /// libcurl's CA directory, if it has one, is trusted alone (`directoryOnly`).
     init(caFile: String?, files: CABundleFiles, systemBundle: String? = CurlGlobal.defaultCABundle) throws(SystemError) {
         guard let caFile else {
             if let systemBundle, access(systemBundle, R_OK) != 0 {
+                let code = errno
                 file = nil
-                notes.append("cannot read the system CA bundle \(systemBundle) (errno \(errno)); libcurl's default certificate locations are used")
+                directoryOnly = true
+                notes.append("cannot read the system CA bundle \(systemBundle) (errno \(code)); trusting libcurl's CA directory alone")
             } else {
                 file = systemBundle
             }

@@ -53,6 +53,8 @@ struct BodyBudgetFetchTests {
                 fetcher.bodyConsumed(bytes: size)
                 consumed += 1
             }
+            let spent = try snapshot(of: fetcher)
+            #expect(spent.held + spent.receiving <= budget + size)
             return delivered == 6
         }
 
@@ -125,6 +127,36 @@ struct BodyBudgetFetchTests {
             #expect(body.bytes.count == size)
         }
         #expect(try snapshot(of: fetcher) == BodyBudget.Snapshot(held: 0, receiving: 0, paused: 0))
+    }
+
+    @Test("Given a server that announces a longer body than it sends, when that body is delivered and consumed, then the budget is empty again and the next cover starts")
+    func shortBodyLeavesNothingHeld() throws {
+        // Given: 1 MiB announced, 1 KiB sent chunked; a budget of 512 KiB
+        let directory = TestDirectory()
+        let server = try CoverServer(root: directory.sub("www"))
+        try server.serve(Array(repeating: 7, count: 4_096), at: "next.bin")
+        let fetcher = try CurlFetcher(settings: FetchSettings(), userAgent: nil, longestWait: CurlSocketDriver.defaultLongestWait, bodyMemory: 512 << 10)
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+        let liar = try CoverURL(validating: server.url("fault/lying-length?announce=\(1 << 20)&bytes=1024"))
+        fetcher.fetch(FetchID(1), url: liar) { outcome in
+            if case .success(let body) = outcome { fetcher.bodyConsumed(bytes: body.bytes.count) }
+            outcomes.record(FetchID(1), outcome)
+        }
+        try waitUntil("the short body") { outcomes.all.count == 1 }
+
+        // When
+        fetcher.fetch(FetchID(2), url: try CoverURL(validating: server.url("next.bin"))) { outcomes.record(FetchID(2), $0) }
+
+        // Then
+        try waitUntil("the next cover") { outcomes.all.count == 2 }
+        guard case .success(let short)? = outcomes[FetchID(1)], case .success(let next)? = outcomes[FetchID(2)] else {
+            Issue.record("\(String(describing: outcomes[FetchID(1)])), \(String(describing: outcomes[FetchID(2)]))")
+            return
+        }
+        #expect(short.bytes.count == 1_024)
+        #expect(next.bytes.count == 4_096)
+        #expect(try snapshot(of: fetcher).held == 4_096, "only the unconsumed next cover is held")
     }
 
     /// The budget as the transfer thread sees it, asked between two turns of its loop.

@@ -16,7 +16,7 @@ struct BodyBudgetTests {
         let alone = budget.take(60, for: FetchID(2))
         let other = budget.take(10, for: FetchID(1))
 
-        // Then: memory is within the limit or one body, whichever is larger
+        // Then: memory is within the limit plus one body (this one, alone in memory)
         #expect(first)
         #expect(alone)
         #expect(!other)
@@ -30,7 +30,7 @@ struct BodyBudgetTests {
         var budget = BodyBudget(limit: 100)
         for id in 0...2 { budget.began(FetchID(UInt64(id))) }
         let delivered = budget.take(50, for: FetchID(0))
-        budget.ended(FetchID(0), delivered: true)
+        budget.ended(FetchID(0), keeping: 50)
         let large = budget.take(80, for: FetchID(1))
 
         // When
@@ -54,7 +54,7 @@ struct BodyBudgetTests {
         budget.began(FetchID(1))
         budget.began(FetchID(2))
         let delivered = budget.take(70, for: FetchID(1))
-        budget.ended(FetchID(1), delivered: true)
+        budget.ended(FetchID(1), keeping: 70)
 
         // When
         let taken = budget.take(40, for: FetchID(2))
@@ -73,7 +73,7 @@ struct BodyBudgetTests {
         var budget = BodyBudget(limit: 100)
         for id in 1...4 { budget.began(FetchID(UInt64(id))) }
         let delivered = budget.take(90, for: FetchID(1))
-        budget.ended(FetchID(1), delivered: true)
+        budget.ended(FetchID(1), keeping: 90)
         let refused = [4, 2, 3].map { budget.take(40, for: FetchID(UInt64($0))) }
 
         // When
@@ -99,7 +99,7 @@ struct BodyBudgetTests {
         let before = budget.toResume()
 
         // When
-        budget.ended(FetchID(1), delivered: false)
+        budget.ended(FetchID(1), keeping: nil)
         let after = budget.toResume()
 
         // Then
@@ -121,7 +121,7 @@ struct BodyBudgetTests {
         // When
         let younger = budget.take(30, for: FetchID(2))
         let oldest = budget.take(30, for: FetchID(1))
-        budget.ended(FetchID(1), delivered: true)
+        budget.ended(FetchID(1), keeping: 70)
         budget.consumed(70)
         let resumed = budget.toResume()
 
@@ -139,7 +139,7 @@ struct BodyBudgetTests {
         var budget = BodyBudget(limit: 100)
         for id in 1...3 { budget.began(FetchID(UInt64(id))) }
         _ = budget.take(20, for: FetchID(3))
-        budget.ended(FetchID(3), delivered: true)
+        budget.ended(FetchID(3), keeping: 20)
         let first = [budget.take(40, for: FetchID(1)), budget.take(40, for: FetchID(2))]
         let whileHeld = budget.take(30, for: FetchID(1))
 
@@ -182,7 +182,7 @@ struct BodyBudgetTests {
 
         // When
         let more = budget.take(50, for: FetchID(2))
-        budget.ended(FetchID(2), delivered: true)
+        budget.ended(FetchID(2), keeping: 200)
         budget.consumed(200)
         let resumed = budget.toResume()
 
@@ -193,13 +193,32 @@ struct BodyBudgetTests {
         #expect(resumed == [FetchID(1)])
     }
 
+    @Test("Given a body announced longer than it arrived, when its transfer ends, then only the bytes delivered are held, and consuming them empties the budget")
+    func shortBodyHoldsWhatArrived() {
+        // Given: 1 announced 80 (granted whole), and 10 arrived
+        var budget = BodyBudget(limit: 100)
+        budget.began(FetchID(1))
+        let granted = budget.take(80, for: FetchID(1))
+
+        // When
+        budget.ended(FetchID(1), keeping: 10)
+        let held = budget.snapshot.held
+        budget.consumed(10)
+
+        // Then
+        #expect(granted)
+        #expect(held == 10)
+        #expect(budget.total == 0)
+        #expect(budget.admitsMore)
+    }
+
     @Test("Given a body held, when consumed with more bytes than were held, then the budget does not go below zero")
     func consumptionNeverGoesNegative() {
         // Given
         var budget = BodyBudget(limit: 100)
         budget.began(FetchID(1))
         let taken = budget.take(30, for: FetchID(1))
-        budget.ended(FetchID(1), delivered: true)
+        budget.ended(FetchID(1), keeping: 30)
 
         // When
         budget.consumed(50)

@@ -58,10 +58,11 @@ struct TrustedAuthoritiesTests {
     func systemBundleAlone() throws {
         let authorities = try TrustedAuthorities(caFile: nil, files: CABundleFiles())
         #expect(authorities.file == CurlGlobal.defaultCABundle)
+        #expect(!authorities.directoryOnly)
         #expect(authorities.notes.isEmpty)
     }
 
-    @Test("Given no ca_file and no system bundle file where libcurl expects one, when the authorities are set up, then no file is named, so libcurl's defaults (a CA directory) still work, and a note says why")
+    @Test("Given no ca_file and no system bundle file where libcurl expects one, when the authorities are set up, then no file is named and the bundle is to be cleared, so libcurl's CA directory alone is trusted, and a note says why")
     func missingSystemBundleLeavesDefaults() throws {
         // Given
         let directory = TestDirectory()
@@ -72,6 +73,7 @@ struct TrustedAuthoritiesTests {
 
         // Then
         #expect(authorities.file == nil)
+        #expect(authorities.directoryOnly)
         #expect(authorities.notes.count == 1)
         #expect(authorities.notes.first?.contains(missing) == true, "\(authorities.notes)")
     }

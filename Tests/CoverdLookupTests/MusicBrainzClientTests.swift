@@ -54,7 +54,7 @@ private final class ScriptedFetcher: CoverFetching {
     }
 
     func bodyConsumed(bytes: Int) {}
-    func apply(_ settings: FetchSettings) throws(SystemError) {}
+    func apply(_ settings: FetchSettings) throws(SystemError) -> [String] { [] }
     func shutdown() {}
 }
 
@@ -140,7 +140,7 @@ private final class CancellingFetcher: CoverFetching {
     }
 
     func bodyConsumed(bytes: Int) {}
-    func apply(_ settings: FetchSettings) throws(SystemError) {}
+    func apply(_ settings: FetchSettings) throws(SystemError) -> [String] { [] }
     func shutdown() {}
 }
 

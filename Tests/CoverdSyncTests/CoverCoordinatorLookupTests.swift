@@ -28,7 +28,7 @@ private final class HeldFetcher: CoverFetching {
 
     func bodyConsumed(bytes: Int) { consumed.add(1, ordering: .relaxed) }
 
-    func apply(_ settings: FetchSettings) throws(SystemError) {}
+    func apply(_ settings: FetchSettings) throws(SystemError) -> [String] { [] }
 
     func shutdown() {}
 

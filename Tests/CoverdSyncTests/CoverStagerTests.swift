@@ -50,6 +50,7 @@ struct CoverStagerTests {
             Issue.record("expected .stopped, got \(result)")
             return
         }
+        #expect(store.listNames() == ["sibling.png"], "only the sibling's cover: \(store.listNames())")
     }
 
     @Test("Given no stop, when the same JPEG is staged, then its PNG is written for every album of the request")

@@ -28,6 +28,7 @@ leaves the first N connections' handshakes unanswered.
   /fault/reset/<file>                          send half, then reset the connection
   /fault/html                                  200 with an HTML page
   /fault/huge?bytes=N&length=0|1               N bytes of zeros, with or without Content-Length
+  /fault/lying-length?announce=N&bytes=M       200, Content-Length N, but M bytes sent chunked (libcurl takes them)
   /fault/redirect-loop/<n>                     302 to /fault/redirect-loop/<n+1>, forever
   /fault/redirect/<n>/<file>                   a chain of n redirects ending at the file
   /fault/redirect-to?url=<u>                   302 to an arbitrary URL
@@ -281,6 +282,15 @@ class Handler(BaseHTTPRequestHandler):
                     sent += len(piece)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+            return None
+        if kind == "lying-length":
+            data = (b"\x89PNG\r\n\x1a\n" + b"\0" * int(query["bytes"]))[: int(query["bytes"])]
+            self.send_response(200)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", query["announce"])
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(data), data))
             return None
         if kind == "redirect-loop":
             return self.respond(302, b"", "text/plain", {"Location": f"/fault/redirect-loop/{int(parts[1]) + 1}"})
