@@ -17,11 +17,13 @@ public final class CurlFetcher: CoverFetching {
     private let userAgent: String?
     /// The CA bundles `ca_file` made, kept across reloads (`CABundleFiles`).
     private let bundleFiles: CABundleFiles
+    /// libcurl's CA bundle file, as the transfers are told of it.
+    private let systemBundle: String?
     private let stopped = DispatchSemaphore(value: 0)
     private let isShutDown = Atomic<Bool>(false)
     /// The transfer thread's name.
     public static let threadName = "coverd-transfer"
-    /// Warnings from setting up (an unreadable system CA bundle), for the caller to log.
+    /// Warnings from setting up at start (an unreadable system CA bundle), for the caller to log; `apply` returns a reload's.
     public let notes: [String]
 
     /// Bytes of cover bodies held in memory at once (granted to transfers, or
@@ -36,15 +38,17 @@ public final class CurlFetcher: CoverFetching {
     }
 
     /// `longestWait`: see `CurlSocketDriver.defaultLongestWait` (tests lengthen it, to see libcurl's timer alone at work).
-    /// `bodyMemory`: see `CurlFetcher.bodyMemory` (tests shrink it).
+    /// `bodyMemory`: see `CurlFetcher.bodyMemory` (tests shrink it). `systemBundle`: libcurl's CA bundle file (tests name a missing one).
     init(
-        settings: FetchSettings, userAgent: String?, longestWait: Duration, bodyMemory: Int = CurlFetcher.bodyMemory
+        settings: FetchSettings, userAgent: String?, longestWait: Duration, bodyMemory: Int = CurlFetcher.bodyMemory,
+        systemBundle: String? = CurlGlobal.defaultCABundle
     ) throws(SystemError) {
         self.userAgent = userAgent
+        self.systemBundle = systemBundle
         let bundleFiles = CABundleFiles()
         self.bundleFiles = bundleFiles
         inbox = try TransferInbox()
-        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)
+        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles, systemBundle: systemBundle)
         notes = options.notes
         let inbox = self.inbox
         let epoll = try EpollSet(watching: inbox.wake.descriptor)
@@ -82,7 +86,7 @@ public final class CurlFetcher: CoverFetching {
     /// file is the caller's error and the running transfers keep the old settings.
     @discardableResult
     public func apply(_ settings: FetchSettings) throws(SystemError) -> [String] {
-        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles)
+        let options = try TransferOptions(settings: settings, userAgent: userAgent, bundleFiles: bundleFiles, systemBundle: systemBundle)
         inbox.send(.settings(options))
         return options.notes
     }

@@ -15,5 +15,12 @@ enum CurlGlobal {
         return String(cString: path)
     }
 
+    /// libcurl's compiled-in CA directory, if it has one.
+    static var defaultCADirectory: String? {
+        ensureInitialised()
+        guard let info = coverd_curl_version_info(), let path = info.pointee.capath else { return nil }
+        return String(cString: path)
+    }
+
     static var version: String { String(cString: curl_version()) }
 }

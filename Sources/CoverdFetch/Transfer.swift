@@ -59,10 +59,12 @@ final class Transfer {
 
     var errorText: String { String(cString: errorBuffer) }
 
-    /// Takes the body out without copying it.
+    /// Takes the body out without copying it, unless it arrived well short of
+    /// the length announced (and allocated): then a copy of its size, so the
+    /// memory held until it is consumed is what the body budget counts.
     func takeBody() -> [UInt8] {
         defer { body = [] }
-        return body
+        return body.count < body.capacity / 2 ? body.withUnsafeBufferPointer { Array($0) } : body
     }
 
     /// Body bytes. Returning fewer than offered makes libcurl abort with

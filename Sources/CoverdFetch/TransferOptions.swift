@@ -14,11 +14,14 @@ struct TransferOptions {
     var notes: [String] { authorities.notes }
 
     /// `userAgent`: nil sends `coverd/<version> ( <contact> )`. `bundleFiles`: the fetcher's, kept across reloads.
-    init(settings: FetchSettings, userAgent: String?, bundleFiles: CABundleFiles) throws(SystemError) {
+    /// `systemBundle`: libcurl's CA bundle file (tests name a missing one).
+    init(
+        settings: FetchSettings, userAgent: String?, bundleFiles: CABundleFiles, systemBundle: String? = CurlGlobal.defaultCABundle
+    ) throws(SystemError) {
         self.settings = settings
         self.userAgent = userAgent ?? CoverdVersion.userAgent(contact: settings.contact)
         self.bundleFiles = bundleFiles
-        authorities = try TrustedAuthorities(caFile: settings.caFile, files: bundleFiles)
+        authorities = try TrustedAuthorities(caFile: settings.caFile, files: bundleFiles, systemBundle: systemBundle)
     }
 
     func configure(_ transfer: Transfer) throws(CurlSetupError) {

@@ -9,7 +9,8 @@ import Musl
 /// (CURLOPT_CAINFO, with no CAPATH), because only then does libcurl (7.87 and
 /// later) parse them once per multi handle and share the store between
 /// connections, for CURLOPT_CA_CACHE_TIMEOUT (24 hours); with a CAINFO_BLOB or
-/// a CAPATH each connection parses a copy of its own.
+/// a CAPATH each connection parses a copy of its own. The one exception is a
+/// system without libcurl's bundle file: then its CA directory is trusted alone.
 struct TrustedAuthorities: Sendable {
     /// CURLOPT_CAINFO; nil leaves libcurl's defaults (a libcurl with no CA bundle of its own).
     let file: String?
@@ -24,14 +25,19 @@ struct TrustedAuthorities: Sendable {
     /// addition to the public ones, in a file of `files`; without `caFile`,
     /// the system bundle alone. `systemBundle`: libcurl's compiled-in one
     /// (tests name others). A system bundle that cannot be read is not named:
-    /// libcurl's CA directory, if it has one, is trusted alone (`directoryOnly`).
-    init(caFile: String?, files: CABundleFiles, systemBundle: String? = CurlGlobal.defaultCABundle) throws(SystemError) {
+    /// libcurl's CA directory, `systemDirectory`, is trusted alone (`directoryOnly`).
+    init(
+        caFile: String?, files: CABundleFiles, systemBundle: String? = CurlGlobal.defaultCABundle,
+        systemDirectory: String? = CurlGlobal.defaultCADirectory
+    ) throws(SystemError) {
         guard let caFile else {
             if let systemBundle, access(systemBundle, R_OK) != 0 {
                 let code = errno
                 file = nil
                 directoryOnly = true
-                notes.append("cannot read the system CA bundle \(systemBundle) (errno \(code)); trusting libcurl's CA directory alone")
+                let trusted = systemDirectory.map { "trusting libcurl's CA directory \($0) alone" }
+                    ?? "libcurl has no CA directory either: https fails until ca_file names the authorities"
+                notes.append("cannot read the system CA bundle \(systemBundle) (errno \(code)); \(trusted)")
             } else {
                 file = systemBundle
             }

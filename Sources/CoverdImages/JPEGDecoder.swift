@@ -113,7 +113,7 @@ struct JPEGDecoder {
     /// Reads every row into a new pixman surface (a8 for gray, a8r8g8b8 otherwise; CMYK still to convert) for the resampler.
     private func readSurface(_ jpeg: JPEGHandle, width: Int, height: Int, channels: Int) throws(CoverImageError) -> PixmanSurface {
         guard let surface = PixmanSurface(channels: channels, width: width, height: height) else {
-            throw .scaleFailed("cannot allocate \(width)×\(height)")
+            throw .decodeFailed(.jpeg, "cannot allocate \(width)×\(height) pixels to decode into")
         }
         // The rows are sized from the colour space asked for; a mismatch must not write past them.
         let components = Int(jpeg.state.pointee.info.output_components)

@@ -68,6 +68,34 @@ struct TLSConnectionTests {
         #expect(requests.allSatisfy { $0.protocolName == "HTTP/2.0" && $0.status == 200 }, "\(requests)")
     }
 
+    @Test("Given no ca_file and libcurl's CA bundle file missing, when a cover is fetched over TLS, then the handshake is judged against the CA directory (the test CA is not in it: a certificate failure), not refused for the missing file")
+    func missingSystemBundleUsesTheDirectory() throws {
+        // Given: a bundle path that does not exist (where libcurl's own does exist, it would serve as well;
+        // what this catches is the missing file named, which fails every handshake)
+        let directory = TestDirectory("coverd-nobundle")
+        let certificates = try TestCertificates(in: directory.path)
+        let server = try CoverServer(root: directory.sub("www"), tlsCertificate: certificates.certificate, tlsKey: certificates.key)
+        let expected = try covers(1, in: server.root)
+        let fetcher = try CurlFetcher(
+            settings: FetchSettings(), userAgent: nil, longestWait: CurlSocketDriver.defaultLongestWait,
+            systemBundle: directory.file("ca-certificates.crt"))
+        defer { fetcher.shutdown() }
+        let outcomes = FetchOutcomes()
+
+        // When
+        fetcher.fetch(FetchID(0), url: try CoverURL(validating: server.url("c0.png"))) { outcomes.record(FetchID(0), $0) }
+
+        // Then
+        try waitUntil("the fetch's end") { outcomes.all.count == 1 }
+        guard case .failure(let failure)? = outcomes[FetchID(0)] else {
+            Issue.record("expected a certificate failure, got \(String(describing: outcomes[FetchID(0)]))")
+            return
+        }
+        #expect(expected.count == 1)
+        #expect(fetcher.notes.count == 1, "\(fetcher.notes)")
+        #expect(failure.message.contains("certificate verification failed"), "\(failure.message)")
+    }
+
     @Test("Given an HTTP/1.1 host over TLS that answers only once 4 requests are in flight together, when 4 covers are fetched at once, then each arrives: parallel connections")
     func http11HostGetsParallelConnections() throws {
         // Given: each request is held until 4 are in flight, which over HTTP/1.1 takes 4 connections

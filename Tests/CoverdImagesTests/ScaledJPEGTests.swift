@@ -49,7 +49,8 @@ struct ScaledJPEGTests {
 
         // Then
         #expect(image.channels == 3 && max(image.width, image.height) == maxDimension)
-        #expect(image == expected, "mean difference \(Self.meanDifference(image, expected))")
+        let same = image == expected
+        #expect(same, "mean difference \(Self.meanDifference(image, expected))")
     }
 
     @Test(
@@ -67,7 +68,8 @@ struct ScaledJPEGTests {
 
         // Then
         #expect(image.channels == 1)
-        #expect(image == expected, "mean difference \(Self.meanDifference(image, expected))")
+        let same = image == expected
+        #expect(same, "mean difference \(Self.meanDifference(image, expected))")
     }
 
     @Test("Given a JPEG with EXIF orientation 1–8 larger than max_dimension, when converted, then the PNG is the old route's turned picture",
@@ -85,7 +87,8 @@ struct ScaledJPEGTests {
 
         // Then
         #expect((image.width, image.height) == (orientation >= 5 ? (63, 100) : (100, 63)))
-        #expect(image == expected, "orientation \(orientation): mean difference \(Self.meanDifference(image, expected))")
+        let same = image == expected
+        #expect(same, "orientation \(orientation): mean difference \(Self.meanDifference(image, expected))")
     }
 
     @Test(
@@ -105,7 +108,8 @@ struct ScaledJPEGTests {
 
         // Then
         #expect(image.channels == 3 && image.width == 100)
-        #expect(image == expected, "mean difference \(Self.meanDifference(image, expected))")
+        let same = image == expected
+        #expect(same, "mean difference \(Self.meanDifference(image, expected))")
     }
 
     @Test("Given a JPEG larger than max_dimension, when decoded, then it comes in pixman's byte order at libjpeg's DCT scale; without scaling it stays packed")
@@ -129,7 +133,8 @@ struct ScaledJPEGTests {
         #expect((surface.width, surface.height, surface.channels, surface.stride) == (250, 188, 3, 1000))
         let row = UnsafeRawBufferPointer(start: surface.bits + 100 * surface.stride, count: surface.stride)
         let at = (100 * 250 + 7) * 3
-        #expect(Array(row[28..<32]) == [quarter.pixels[at + 2], quarter.pixels[at + 1], quarter.pixels[at], 255], "B, G, R, A in memory")
+        let word = UInt32(255) << 24 | UInt32(quarter.pixels[at]) << 16 | UInt32(quarter.pixels[at + 1]) << 8 | UInt32(quarter.pixels[at + 2])
+        #expect(row.load(fromByteOffset: 28, as: UInt32.self) == word, "one opaque a8r8g8b8 word a pixel, in the machine's order")
         guard case .pixman(let graySurface) = scaledGray.pixels else { Issue.record("a gray JPEG to be scaled came back packed"); return }
         #expect((graySurface.width, graySurface.height, graySurface.channels, graySurface.stride) == (250, 188, 1, 252))
         for decoded in [fitting, unscaled] {
