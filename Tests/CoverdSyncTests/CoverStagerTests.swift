@@ -4,6 +4,7 @@
 @testable import CoverdModel
 @testable import CoverdSync
 import CoverdTestSupport
+import Foundation
 import Testing
 
 /// Staging given up at a stop: a conversion cancelled midway is no failure of
@@ -29,6 +30,7 @@ struct CoverStagerTests {
             return
         }
         #expect(store.listNames().isEmpty, "\(store.listNames())")
+        #expect(try Self.temporaries(in: store).isEmpty, "a temporary file was left in incoming/")
     }
 
     @Test("Given a stop under way, when another album's cached cover, larger than max_dimension, is to be scaled for this one, then staging ends as stopped, not as the cached file being unusable")
@@ -51,6 +53,7 @@ struct CoverStagerTests {
             return
         }
         #expect(store.listNames() == ["sibling.png"], "only the sibling's cover: \(store.listNames())")
+        #expect(try Self.temporaries(in: store).isEmpty, "a temporary file was left in incoming/")
     }
 
     @Test("Given no stop, when the same JPEG is staged, then its PNG is written for every album of the request")
@@ -71,6 +74,7 @@ struct CoverStagerTests {
             return
         }
         #expect(Set(staged.temporaries.keys) == [AlbumID(trusted: "a"), AlbumID(trusted: "b")])
+        #expect(try Self.temporaries(in: store).count == 2, "where the stopped cases look for leftovers")
         staged.temporaries.values.forEach(store.discard)
     }
 
@@ -80,6 +84,11 @@ struct CoverStagerTests {
 
     private static func request(_ source: StageRequest.Source) -> StageRequest {
         StageRequest(fetchID: FetchID(1), job: .url(url), url: url, source: source, albums: [AlbumID(trusted: "a"), AlbumID(trusted: "b")])
+    }
+
+    /// The files in `incoming/`, where staging writes its temporaries.
+    private static func temporaries(in store: CoverStore) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: store.incomingDirectory)
     }
 
     private static func cancelled() -> ConversionCancellation {
